@@ -1,0 +1,83 @@
+import cors from '@koa/cors';
+import Koa from 'koa';
+import helmet from 'koa-helmet';
+import type { AppContext } from './context.ts';
+import { jsonBody } from './http/body.ts';
+import { docsRouter } from './http/docs.ts';
+import { errorHandler } from './http/error-handler.ts';
+import { healthRouter } from './http/health.ts';
+import { createMetrics } from './http/metrics.ts';
+import { rateLimit } from './http/rate-limit.ts';
+import { requestLog } from './http/request-log.ts';
+import { pendingOutboxCount } from '../shared/queue/outbox.ts';
+import { SERVICES, type ServiceModule } from './services.ts';
+
+export interface AppOptions {
+  /** Service modules to choose from (all shipped ones by default); mounted if named in SERVICES. */
+  services?: ServiceModule[];
+  isShuttingDown?: () => boolean;
+}
+
+/** Builds the Koa app: operator endpoints, cross-cutting middleware, then each enabled service. */
+export async function createApp(ctx: AppContext, options: AppOptions = {}): Promise<Koa> {
+  const { config } = ctx;
+  const app = new Koa({ proxy: config.TRUST_PROXY });
+  app.silent = true; // errors are logged by errorHandler, once, with the request id
+
+  const metrics = createMetrics({
+    queueDepths: () => ctx.queues.depths(),
+    outboxPending: () => pendingOutboxCount(ctx.db),
+  });
+  const health = healthRouter({
+    pool: ctx.pool,
+    redis: ctx.redis,
+    registry: metrics.registry,
+    isShuttingDown: options.isShuttingDown ?? (() => false),
+  });
+  const docs = docsRouter(() => ctx.registry.document(config.PUBLIC_URL));
+
+  app.use(requestLog(ctx.logger));
+  app.use(metrics.middleware);
+  app.use(errorHandler(ctx.logger));
+  app.use(
+    helmet({
+      // The API serves JSON; the only HTML is /docs and the login pages, which load local assets.
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+      // Self-hosters often serve plain HTTP on a LAN; forcing https would break /docs there.
+      contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
+    }),
+  );
+  app.use(
+    cors({
+      origin: (c) => {
+        const origin = c.get('origin');
+        if (config.corsOrigins === '*') return '*';
+        return config.corsOrigins.includes(origin) ? origin : '';
+      },
+      allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Accept-Language', 'x-api-key', 'X-Request-Id'],
+      exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'RateLimit-Limit', 'RateLimit-Remaining'],
+      maxAge: 600,
+    }),
+  );
+  app.use(health.routes());
+  app.use(docs.routes());
+  if (config.RATE_LIMIT_ENABLED) {
+    app.use(
+      rateLimit(ctx.redis, {
+        points: config.RATE_LIMIT_POINTS,
+        durationSeconds: config.RATE_LIMIT_DURATION_S,
+        keyPrefix: `${config.QUEUE_PREFIX}:rl`,
+      }),
+    );
+  }
+  app.use(jsonBody(config.bodyLimitBytes));
+
+  for (const service of options.services ?? SERVICES) {
+    if (!config.SERVICES.includes(service.name)) continue;
+    for (const router of await service.routers(ctx)) {
+      app.use(router.routes());
+      app.use(router.allowedMethods());
+    }
+  }
+  return app;
+}

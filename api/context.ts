@@ -1,0 +1,24 @@
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { Config } from '../shared/config.ts';
+import type { Db } from '../shared/db/database.ts';
+import type { Logger } from '../shared/observability/logger.ts';
+import type { OutboxRelay } from '../shared/queue/outbox.ts';
+import type { QueueSet } from '../shared/queue/queues.ts';
+import type { TokenVerifier } from './http/auth.ts';
+import type { OpenApiRegistry } from './http/openapi.ts';
+
+/** What every service's routes may use; built once per API process (api/server.ts). */
+export interface AppContext {
+  config: Config;
+  db: Db;
+  pool: pg.Pool;
+  /** Fail-fast connection for rate limits and readiness. */
+  redis: Redis;
+  queues: QueueSet;
+  /** Ask the outbox relay for a pass right after a commit that wrote jobs. */
+  relay: Pick<OutboxRelay, 'kick'>;
+  verifier: TokenVerifier;
+  registry: OpenApiRegistry;
+  logger: Logger;
+}

@@ -1,0 +1,161 @@
+import {
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeJwt,
+  errors as joseErrors,
+  jwtVerify,
+} from 'jose';
+import type { Middleware } from 'koa';
+import type { Config } from '../../shared/config.ts';
+import type { Db } from '../../shared/db/database.ts';
+import type { Role } from '../../shared/db/schema/accounts.ts';
+import { LOCAL_ALGORITHMS, publicJwks } from '../../shared/auth/signing-keys.ts';
+import { unauthorized } from './errors.ts';
+
+/** Who is calling, after the token was verified and matched to an account. */
+export interface Principal {
+  accountId: string;
+  accountNumber: number;
+  ldid: string;
+  roles: Role[];
+  claims: JWTPayload;
+}
+
+declare module 'koa' {
+  interface DefaultState {
+    principal?: Principal;
+  }
+}
+
+/**
+ * Verifies bearer JWTs: ours (RS256 keys from Postgres, our issuer and audience) and, when
+ * configured, an external provider's (its JWKS URL, issuer, audience, algorithms). Algorithms,
+ * issuer and audience are always pinned; expiry allows AUTH_CLOCK_TOLERANCE_S of skew.
+ */
+export class TokenVerifier {
+  readonly #db: Db;
+  readonly #config: Config;
+  #localKeys: JWTVerifyGetKey | undefined;
+  #loadedAt = 0;
+  readonly #external: JWTVerifyGetKey | undefined;
+
+  constructor(db: Db, config: Config) {
+    this.#db = db;
+    this.#config = config;
+    if (config.AUTH_EXTERNAL_JWKS_URL) this.#external = createRemoteJWKSet(new URL(config.AUTH_EXTERNAL_JWKS_URL));
+  }
+
+  async #keys(forceReload: boolean): Promise<JWTVerifyGetKey> {
+    // A kid we do not know may be a key created by another process: reload, at most every 10 s.
+    if (!this.#localKeys || (forceReload && Date.now() - this.#loadedAt > 10_000)) {
+      this.#localKeys = createLocalJWKSet(await publicJwks(this.#db));
+      this.#loadedAt = Date.now();
+    }
+    return this.#localKeys;
+  }
+
+  async verify(token: string): Promise<Principal> {
+    let payload: JWTPayload;
+    try {
+      payload = await this.#verifyPayload(token);
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired');
+      throw unauthorized('The access token is invalid');
+    }
+    const principal = await this.#account(payload);
+    if (!principal) throw unauthorized('The access token does not match an account');
+    return principal;
+  }
+
+  async #verifyPayload(token: string): Promise<JWTPayload> {
+    const c = this.#config;
+    const unverifiedIssuer = safeIssuer(token);
+    if (this.#external && c.AUTH_EXTERNAL_ISSUER && unverifiedIssuer === c.AUTH_EXTERNAL_ISSUER) {
+      const { payload } = await jwtVerify(token, this.#external, {
+        algorithms: c.AUTH_EXTERNAL_ALGORITHMS.split(',').map((a) => a.trim()),
+        issuer: c.AUTH_EXTERNAL_ISSUER,
+        audience: c.AUTH_EXTERNAL_AUDIENCE ?? c.AUTH_AUDIENCE,
+        clockTolerance: c.AUTH_CLOCK_TOLERANCE_S,
+        requiredClaims: ['sub', 'exp'],
+      });
+      return payload;
+    }
+    const options = {
+      algorithms: [...LOCAL_ALGORITHMS],
+      issuer: c.issuer,
+      audience: c.AUTH_AUDIENCE,
+      clockTolerance: c.AUTH_CLOCK_TOLERANCE_S,
+      requiredClaims: ['sub', 'exp'],
+    };
+    try {
+      return (await jwtVerify(token, await this.#keys(false), options)).payload;
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
+      return (await jwtVerify(token, await this.#keys(true), options)).payload;
+    }
+  }
+
+  async #account(payload: JWTPayload): Promise<Principal | undefined> {
+    const sub = String(payload.sub);
+    const external = payload.iss !== this.#config.issuer;
+    let q = this.#db.selectFrom('accounts').select(['id', 'number', 'ldid', 'roles']);
+    if (external) {
+      // First sight of an external user creates their account (role user; staff roles are granted here).
+      await this.#db
+        .insertInto('accounts')
+        .values({
+          external_issuer: String(payload.iss),
+          external_subject: sub,
+          email: typeof payload.email === 'string' ? payload.email : null,
+        })
+        .onConflict((oc) =>
+          oc.columns(['external_issuer', 'external_subject']).where('external_subject', 'is not', null).doNothing(),
+        )
+        .execute();
+      q = q.where('external_issuer', '=', String(payload.iss)).where('external_subject', '=', sub);
+    } else {
+      if (!/^[0-9a-f-]{36}$/i.test(sub)) return undefined;
+      q = q.where('id', '=', sub);
+    }
+    const row = await q.executeTakeFirst();
+    return row && { accountId: row.id, accountNumber: row.number, ldid: row.ldid, roles: row.roles, claims: payload };
+  }
+}
+
+function safeIssuer(token: string): string | undefined {
+  try {
+    return decodeJwt(token).iss;
+  } catch {
+    return undefined;
+  }
+}
+
+export function bearerToken(header: string | undefined): string | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m?.[1];
+}
+
+/** Requires a valid bearer JWT; sets ctx.state.principal. */
+export function requireBearer(verifier: TokenVerifier): Middleware {
+  return async (ctx, next) => {
+    const token = bearerToken(ctx.get('authorization'));
+    if (!token) throw unauthorized('An Authorization: Bearer <token> header is required');
+    ctx.state.principal = await verifier.verify(token);
+    await next();
+  };
+}
+
+/** Requires writes (POST, PUT, PATCH, DELETE) to carry a valid JWT; reads pass without one. */
+export function bearerForWrites(verifier: TokenVerifier): Middleware {
+  const required = requireBearer(verifier);
+  return async (ctx, next) => {
+    if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS') return next();
+    return required(ctx, next);
+  };
+}
+
+export function hasRole(principal: Principal | undefined, role: Role): boolean {
+  return principal?.roles.includes(role) ?? false;
+}

@@ -1,0 +1,82 @@
+import type { FieldError, HttpError } from './errors.ts';
+
+/** The error dialects of our services (DESIGN.md, Conventions). */
+export type ErrorFormat = 'problem' | 'jsonapi' | 'hydra';
+
+export interface RenderedError {
+  contentType: string;
+  body: unknown;
+}
+
+/** Which dialect a path speaks, so unknown routes and body-parser errors answer in it too. */
+export function errorFormatForPath(path: string): ErrorFormat {
+  if (path === '/v2' || path.startsWith('/v2/')) return 'hydra';
+  if (/^\/(sports|groups)(\/|$)/.test(path)) return 'jsonapi';
+  return 'problem';
+}
+
+export function renderError(format: ErrorFormat, error: HttpError, instance: string): RenderedError {
+  switch (format) {
+    case 'jsonapi':
+      return { contentType: 'application/vnd.api+json', body: jsonApi(error) };
+    case 'hydra':
+      return { contentType: 'application/ld+json', body: hydra(error) };
+    default:
+      return {
+        contentType: 'application/problem+json',
+        body: {
+          type: 'about:blank',
+          title: error.title,
+          status: error.status,
+          detail: error.message,
+          instance,
+          errors: error.errors,
+        },
+      };
+  }
+}
+
+/** JSON:API error objects; a field error points at its member with a JSON pointer. */
+function jsonApi(error: HttpError) {
+  const base = { status: String(error.status), title: error.title };
+  if (error.errors.length === 0) return { errors: [{ ...base, detail: error.message }] };
+  return {
+    errors: error.errors.map((e) => ({
+      ...base,
+      detail: e.message,
+      source: e.path.startsWith('query.') ? { parameter: e.path.slice(6) } : { pointer: pointer(e) },
+    })),
+  };
+}
+
+function pointer(e: FieldError): string {
+  const parts = e.path
+    .replace(/^body\.?/, '')
+    .split(/[.[\]]+/)
+    .filter(Boolean);
+  return `/${parts.join('/')}`;
+}
+
+/** API Platform's shapes: a ConstraintViolationList for 422, a hydra:Error otherwise. */
+function hydra(error: HttpError) {
+  const description = error.message;
+  if (error.status === 422) {
+    return {
+      '@context': '/v2/contexts/ConstraintViolationList',
+      '@type': 'ConstraintViolationList',
+      'hydra:title': 'An error occurred',
+      'hydra:description': error.errors.map((e) => `${stripLocation(e.path)}: ${e.message}`).join('\n') || description,
+      violations: error.errors.map((e) => ({ propertyPath: stripLocation(e.path), message: e.message })),
+    };
+  }
+  return {
+    '@context': '/v2/contexts/Error',
+    '@type': 'hydra:Error',
+    'hydra:title': 'An error occurred',
+    'hydra:description': description,
+  };
+}
+
+function stripLocation(path: string): string {
+  return path.replace(/^(body|query|params)\.?/, '');
+}

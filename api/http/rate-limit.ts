@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Middleware } from 'koa';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { tooManyRequests } from './errors.ts';
+import { bearerToken } from './auth.ts';
+
+export interface RateLimitOptions {
+  points: number;
+  durationSeconds: number;
+  keyPrefix: string;
+}
+
+/**
+ * Fixed-window limits in Redis, shared by every API process: one budget per client IP and one
+ * per client credential (API key or bearer token, hashed). Both must have points left.
+ * If Redis is unreachable the request goes through: losing rate limits beats losing the API.
+ */
+export function rateLimit(redis: Redis, options: RateLimitOptions): Middleware {
+  const byIp = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${options.keyPrefix}:ip`,
+    points: options.points,
+    duration: options.durationSeconds,
+  });
+  const byClient = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${options.keyPrefix}:client`,
+    points: options.points,
+    duration: options.durationSeconds,
+  });
+  return async (ctx, next) => {
+    const credential = ctx.get('x-api-key') || bearerToken(ctx.get('authorization'));
+    try {
+      const results = [byIp.consume(ctx.ip)];
+      if (credential) results.push(byClient.consume(createHash('sha256').update(credential).digest('base64url')));
+      const consumed = await Promise.all(results);
+      const tightest = consumed.reduce((a, b) => (a.remainingPoints <= b.remainingPoints ? a : b));
+      ctx.set('RateLimit-Limit', String(options.points));
+      ctx.set('RateLimit-Remaining', String(tightest.remainingPoints));
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes)
+        throw tooManyRequests(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+      ctx.state.log?.warn({ err: rejection }, 'rate limiter unavailable; request allowed');
+    }
+    await next();
+  };
+}

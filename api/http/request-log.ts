@@ -1,0 +1,44 @@
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+
+declare module 'koa' {
+  interface DefaultState {
+    requestId?: string;
+    log?: Logger;
+    errorFormat?: import('./error-format.ts').ErrorFormat;
+  }
+}
+
+const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;
+// Tokens can travel in query strings (`/api/me?access_token=`): never log their values.
+const SECRET_PARAMS = /([?&](?:access_token|code|client_secret|id_token|refresh_token|token)=)[^&]*/gi;
+
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_PARAMS, '$1[redacted]');
+}
+
+/** Request id (taken from X-Request-Id when sane, else new), a child logger, one line per request. */
+export function requestLog(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    const incoming = ctx.get('x-request-id');
+    const requestId = SAFE_ID.test(incoming) ? incoming : crypto.randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    const log = logger.child({ reqId: requestId });
+    ctx.state.log = log;
+    const start = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      log.info(
+        {
+          req: { method: ctx.method, url: redactUrl(ctx.originalUrl), headers: ctx.headers, ip: ctx.ip },
+          res: { statusCode: ctx.status },
+          ms: Math.round(ms * 10) / 10,
+        },
+        'request',
+      );
+    }
+  };
+}

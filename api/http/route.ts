@@ -1,0 +1,108 @@
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { z } from 'zod';
+import type { ErrorFormat } from './error-format.ts';
+import type { HttpMethod, OpenApiRegistry } from './openapi.ts';
+import { parseInput } from './validate.ts';
+
+export type Security = 'bearer' | 'apiKey';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType> {
+  method: HttpMethod;
+  /** Koa path relative to the router prefix, e.g. `/places/:id`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  /** Credentials the route requires (documented; enforced by `middleware`). */
+  security?: Security[];
+  query?: Q;
+  params?: P;
+  body?: B;
+  bodyContentType?: string;
+  /** Status for an invalid query (422 unless a spec says otherwise). */
+  queryErrorStatus?: number;
+  responses: Record<number, ResponseSpec>;
+  /** Runs before validation: auth, uploads... */
+  middleware?: Middleware[];
+  handler: (ctx: Context, input: { query: z.output<Q>; params: z.output<P>; body: z.output<B> }) => unknown;
+}
+
+/**
+ * A service's routes, declared once: the same zod schemas validate each request and describe it
+ * in /openapi.json. The router also tags each request with the service's error format.
+ */
+export class ApiRouter {
+  readonly router: Router;
+  readonly #prefix: string;
+  readonly #registry: OpenApiRegistry;
+  readonly #tag: string;
+
+  constructor(options: {
+    prefix: string;
+    errorFormat: ErrorFormat;
+    registry: OpenApiRegistry;
+    tag: string;
+    middleware?: Middleware[];
+  }) {
+    this.#prefix = options.prefix;
+    this.#registry = options.registry;
+    this.#tag = options.tag;
+    this.router = new Router({ prefix: options.prefix });
+    const format: Middleware = async (ctx, next) => {
+      ctx.state.errorFormat = options.errorFormat;
+      await next();
+    };
+    this.router.use(format, ...(options.middleware ?? []));
+  }
+
+  add<Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined, B extends z.ZodType = z.ZodUndefined>(
+    spec: RouteSpec<Q, P, B>,
+  ): this {
+    const handler: Middleware = async (ctx) => {
+      const query = spec.query ? parseInput(spec.query, ctx.query, 'query', spec.queryErrorStatus) : undefined;
+      const params = spec.params ? parseInput(spec.params, ctx.params, 'params', 404) : undefined;
+      const body = spec.body ? parseInput(spec.body, (ctx.request as { body?: unknown }).body, 'body') : undefined;
+      const result = await spec.handler(ctx, { query, params, body } as Parameters<typeof spec.handler>[1]);
+      if (result !== undefined && ctx.body === undefined) ctx.body = result;
+    };
+    this.router[spec.method](spec.path, ...(spec.middleware ?? []), handler);
+    this.#document(spec);
+    return this;
+  }
+
+  #document<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType>(spec: RouteSpec<Q, P, B>): void {
+    const responses: Record<string, { description: string; content?: Record<string, { schema: z.ZodType }> }> = {};
+    for (const [status, r] of Object.entries(spec.responses)) {
+      responses[status] = {
+        description: r.description,
+        ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
+      };
+    }
+    this.#registry.add(`${this.#prefix}${spec.path}`, spec.method, {
+      summary: spec.summary,
+      ...(spec.description ? { description: spec.description } : {}),
+      tags: spec.tags ?? [this.#tag],
+      ...(spec.security?.length ? { security: [Object.fromEntries(spec.security.map((s) => [s, []]))] } : {}),
+      requestParams: {
+        ...(spec.query instanceof z.ZodObject ? { query: spec.query } : {}),
+        ...(spec.params instanceof z.ZodObject ? { path: spec.params } : {}),
+      },
+      ...(spec.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { [spec.bodyContentType ?? 'application/json']: { schema: spec.body } },
+            },
+          }
+        : {}),
+      responses,
+    });
+  }
+}

@@ -1,0 +1,90 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Config } from '../shared/config.ts';
+import { createDb } from '../shared/db/database.ts';
+import { migrateToLatest } from '../shared/db/migrate.ts';
+import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
+import { type Logger, createLogger } from '../shared/observability/logger.ts';
+import { createRedis } from '../shared/queue/connection.ts';
+import { OutboxRelay } from '../shared/queue/outbox.ts';
+import { QueueSet } from '../shared/queue/queues.ts';
+import { type AppOptions, createApp } from './app.ts';
+import type { AppContext } from './context.ts';
+import { TokenVerifier } from './http/auth.ts';
+import { OpenApiRegistry } from './http/openapi.ts';
+
+export interface RunningApi {
+  server: Server;
+  context: AppContext;
+  url: string;
+  /** Stops accepting, waits for requests in flight (up to SHUTDOWN_TIMEOUT_MS), closes pools. */
+  close: () => Promise<void>;
+}
+
+export async function startApi(config: Config, options: AppOptions & { logger?: Logger } = {}): Promise<RunningApi> {
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL, 'api');
+  const { db, pool } = createDb(config.DATABASE_URL, config.DATABASE_POOL_MAX);
+  if (config.MIGRATE_ON_START) await migrateToLatest(db);
+  await ensureSigningKeys(db);
+  const redis = createRedis(config.REDIS_URL, 'client');
+  const queues = new QueueSet(createRedis(config.REDIS_URL, 'producer'), config.QUEUE_PREFIX);
+  const relay = new OutboxRelay(db, queues, config.OUTBOX_POLL_MS, (err) =>
+    logger.warn({ err }, 'outbox relay pass failed'),
+  );
+  const context: AppContext = {
+    config,
+    db,
+    pool,
+    redis,
+    queues,
+    relay,
+    verifier: new TokenVerifier(db, config),
+    registry: new OpenApiRegistry(),
+    logger,
+  };
+  let shuttingDown = false;
+  const app = await createApp(context, { ...options, isShuttingDown: () => shuttingDown });
+
+  // Track requests in flight per socket so shutdown can close idle keep-alive sockets at once.
+  const active = new Map<Socket, number>();
+  const server = app.listen(config.PORT, config.HOST);
+  server.on('connection', (socket) => {
+    active.set(socket, 0);
+    socket.on('close', () => active.delete(socket));
+  });
+  server.on('request', (req, res) => {
+    const socket = req.socket;
+    active.set(socket, (active.get(socket) ?? 0) + 1);
+    res.on('finish', () => {
+      const n = (active.get(socket) ?? 1) - 1;
+      active.set(socket, n);
+      if (shuttingDown && n === 0) socket.end();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  relay.start();
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const url = `http://127.0.0.1:${port}`;
+  logger.info({ url, services: config.SERVICES }, 'api listening');
+
+  const close = async () => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const [socket, n] of active) if (n === 0) socket.end();
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS).unref());
+    await Promise.race([closed, timeout]);
+    server.closeAllConnections();
+    await relay.stop();
+    await queues.close();
+    redis.disconnect();
+    queues.connection.disconnect();
+    await db.destroy();
+  };
+  return { server, context, url, close };
+}

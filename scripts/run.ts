@@ -1,0 +1,23 @@
+import { ConfigError, loadConfig } from '../shared/config.ts';
+import { MigrationError } from '../shared/db/migrate.ts';
+
+/**
+ * Runs a CLI's main with a loaded configuration; configuration and migration problems print
+ * one clear message (naming the variable) instead of a stack trace.
+ */
+export async function runCli(main: (config: ReturnType<typeof loadConfig>) => Promise<void>): Promise<void> {
+  try {
+    await main(loadConfig());
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof MigrationError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    const code = (error as { code?: string }).code;
+    if (code === 'ECONNREFUSED') {
+      console.error(`Cannot connect: ${(error as Error).message}. Is PostgreSQL running? (see README, Quick start)`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}

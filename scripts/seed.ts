@@ -1,0 +1,13 @@
+import { createDb } from '../shared/db/database.ts';
+import { seedReferentials } from '../shared/db/referentials.ts';
+import { runCli } from './run.ts';
+
+/** `npm run seed`: loads the committed referentials (idempotent). */
+await runCli(async (config) => {
+  const { db } = createDb(config.DATABASE_URL, 1);
+  try {
+    console.log('seeded', await seedReferentials(db));
+  } finally {
+    await db.destroy();
+  }
+});

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+
+/** Every service the API process can mount; operators pick a subset with SERVICES. */
+export const SERVICE_NAMES = ['places', 'catalogue', 'partners', 'tracking', 'accounts'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** Every BullMQ queue a worker process can run; operators pick a subset with WORKER_QUEUES. */
+export const QUEUE_NAMES = ['records', 'thumbnails', 'exports', 'recommendations'] as const;
+export type QueueName = (typeof QUEUE_NAMES)[number];
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** Comma-separated list restricted to `allowed`; `all` (or empty) means every value. */
+function listOf<T extends string>(allowed: readonly T[]) {
+  return z.string().transform((value, ctx): T[] => {
+    const items = value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (items.length === 0 || (items.length === 1 && items[0] === 'all')) return [...allowed];
+    for (const item of items) {
+      if (!(allowed as readonly string[]).includes(item)) {
+        ctx.addIssue({ code: 'custom', message: `unknown value "${item}" (allowed: all, ${allowed.join(', ')})` });
+        return z.NEVER;
+      }
+    }
+    return [...new Set(items)] as T[];
+  });
+}
+
+const byteSize = z.string().regex(/^\d+(b|kb|mb)?$/i, 'a size such as 512kb or 1mb');
+
+/**
+ * The environment variables the project reads, with the defaults that suit a local machine.
+ * The README's configuration table is written from this list; keep them in step.
+ */
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  TRUST_PROXY: bool.default(false),
+  PUBLIC_URL: z.url().default('http://localhost:3000'),
+  DATABASE_URL: z.url().default('postgres://root@127.0.0.1:5432/sports'),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  QUEUE_PREFIX: z.string().min(1).default('sb'),
+  SERVICES: listOf(SERVICE_NAMES).default([...SERVICE_NAMES]),
+  WORKER_QUEUES: listOf(QUEUE_NAMES).default([...QUEUE_NAMES]),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  OUTBOX_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  MIGRATE_ON_START: bool.default(true),
+  SEED_ON_START: bool.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT: byteSize.default('1mb'),
+  CORS_ORIGINS: z.string().default('*'),
+  RATE_LIMIT_ENABLED: bool.default(true),
+  RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(600),
+  RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).default(60),
+  LOGIN_RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(10),
+  LOGIN_RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).default(300),
+  AUTH_ISSUER: z.url().optional(),
+  AUTH_AUDIENCE: z.string().min(1).default('sports-api'),
+  AUTH_CLOCK_TOLERANCE_S: z.coerce.number().int().min(0).max(300).default(30),
+  AUTH_EXTERNAL_JWKS_URL: z.url().optional(),
+  AUTH_EXTERNAL_ISSUER: z.string().min(1).optional(),
+  AUTH_EXTERNAL_AUDIENCE: z.string().min(1).optional(),
+  AUTH_EXTERNAL_ALGORITHMS: z.string().default('RS256,ES256'),
+  COOKIE_KEYS: z.string().min(16).default('dev-only-cookie-key-change-me'),
+  STORAGE_DIR: z.string().min(1).default('./storage'),
+  UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(3 * 1024 * 1024 - 1),
+});
+
+export type Env = z.infer<typeof envSchema>;
+export interface Config extends Env {
+  /** Issuer of our own tokens: AUTH_ISSUER or PUBLIC_URL. */
+  issuer: string;
+  bodyLimitBytes: number;
+  corsOrigins: string[] | '*';
+}
+
+export class ConfigError extends Error {}
+
+function bytes(size: string): number {
+  const m = /^(\d+)(b|kb|mb)?$/i.exec(size);
+  const n = Number(m?.[1] ?? 0);
+  const unit = (m?.[2] ?? 'b').toLowerCase();
+  return unit === 'mb' ? n * 1024 * 1024 : unit === 'kb' ? n * 1024 : n;
+}
+
+/** Reads and validates the environment; a bad value names the variable and stops the start. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const origins = e.CORS_ORIGINS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return {
+    ...e,
+    PUBLIC_URL: e.PUBLIC_URL.replace(/\/$/, ''),
+    issuer: (e.AUTH_ISSUER ?? e.PUBLIC_URL).replace(/\/$/, ''),
+    bodyLimitBytes: bytes(e.BODY_LIMIT),
+    corsOrigins: origins.length === 0 || origins.includes('*') ? '*' : origins,
+  };
+}

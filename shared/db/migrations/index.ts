@@ -1,0 +1,16 @@
+import type { Migration } from 'kysely/migration';
+import * as m0001 from './0001_postgis.ts';
+import * as m0002 from './0002_outbox.ts';
+import * as m0003 from './0003_referentials.ts';
+import * as m0004 from './0004_accounts.ts';
+
+/**
+ * Every migration, in order. Listed in code (not read from the folder) so the same list works
+ * from the TypeScript sources and from the compiled build.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_postgis': m0001,
+  '0002_outbox': m0002,
+  '0003_referentials': m0003,
+  '0004_accounts': m0004,
+};

@@ -1,0 +1,6 @@
+import type { AccountTables } from './accounts.ts';
+import type { CoreTables } from './core.ts';
+import type { ReferentialTables } from './referentials.ts';
+
+/** The whole database as Kysely sees it: one interface per area, merged here. */
+export interface Database extends CoreTables, ReferentialTables, AccountTables {}

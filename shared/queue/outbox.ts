@@ -1,0 +1,148 @@
+import { type Kysely, type Transaction, sql } from 'kysely';
+import type { Database } from '../db/schema/index.ts';
+import type { QueueName, QueueSet } from './queues.ts';
+
+export interface OutboxMessage {
+  queue: QueueName;
+  name: string;
+  payload: Record<string, unknown>;
+  /**
+   * Deterministic BullMQ job id: the same logical work always gets the same id, so a row relayed
+   * twice (a relay crash between add and mark) makes one job. No ':' (BullMQ forbids it).
+   */
+  jobId: string;
+}
+
+/** Stores a job in the caller's transaction: it exists exactly when the data it follows exists. */
+export async function enqueueInTransaction(
+  trx: Transaction<Database> | Kysely<Database>,
+  messages: OutboxMessage | OutboxMessage[],
+): Promise<void> {
+  const list = Array.isArray(messages) ? messages : [messages];
+  if (list.length === 0) return;
+  for (const m of list) {
+    if (m.jobId.includes(':') || /^\d+$/.test(m.jobId)) throw new Error(`invalid job id "${m.jobId}"`);
+  }
+  await trx
+    .insertInto('outbox')
+    .values(
+      list.map((m) => ({ queue: m.queue, job_name: m.name, job_id: m.jobId, payload: JSON.stringify(m.payload) })),
+    )
+    .execute();
+}
+
+/**
+ * Moves one batch of unsent rows to BullMQ and marks them sent, in one transaction; returns how
+ * many. Rows are locked with SKIP LOCKED so several relays (one per process) share the work.
+ * If Redis is down this throws, the transaction rolls back and the rows wait for the next pass.
+ */
+export async function relayOutboxBatch(db: Kysely<Database>, queues: QueueSet, batchSize = 200): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('outbox')
+      .select(['id', 'queue', 'job_name', 'job_id', 'payload'])
+      .where('sent_at', 'is', null)
+      .orderBy('id')
+      .limit(batchSize)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    if (rows.length === 0) return 0;
+    const byQueue = new Map<string, typeof rows>();
+    for (const row of rows) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
+    for (const [queue, list] of byQueue) {
+      await queues
+        .get(queue as QueueName)
+        .addBulk(list.map((r) => ({ name: r.job_name, data: r.payload, opts: { jobId: r.job_id } })));
+    }
+    await trx
+      .updateTable('outbox')
+      .set({ sent_at: sql<Date>`now()`, attempts: sql<number>`attempts + 1` })
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    return rows.length;
+  });
+}
+
+/** Counts rows still waiting for the relay (a metric and a test hook). */
+export async function pendingOutboxCount(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('outbox')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('sent_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Runs relay passes until stopped: immediately again while batches are full, every `intervalMs`
+ * otherwise, backing off to 5 s while Redis is unreachable. Sent rows older than a week are purged.
+ */
+export class OutboxRelay {
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #stopped = false;
+  #lastPurge = 0;
+  readonly db: Kysely<Database>;
+  readonly queues: QueueSet;
+  readonly intervalMs: number;
+
+  readonly onError: (error: unknown) => void;
+
+  constructor(
+    db: Kysely<Database>,
+    queues: QueueSet,
+    intervalMs: number,
+    onError: (error: unknown) => void = () => {},
+  ) {
+    this.db = db;
+    this.queues = queues;
+    this.intervalMs = intervalMs;
+    this.onError = onError;
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#schedule(0);
+  }
+
+  /** Asks for a pass now (e.g. right after a commit that wrote outbox rows). */
+  kick(): void {
+    if (!this.#stopped && !this.#running) this.#schedule(0);
+  }
+
+  #schedule(delay: number): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#running = this.#pass().finally(() => {
+        this.#running = undefined;
+      });
+    }, delay);
+    this.#timer.unref();
+  }
+
+  async #pass(): Promise<void> {
+    let next = this.intervalMs;
+    try {
+      if ((await relayOutboxBatch(this.db, this.queues)) >= 200) next = 0;
+      if (Date.now() - this.#lastPurge > 3600_000) {
+        this.#lastPurge = Date.now();
+        await this.db.deleteFrom('outbox').where('sent_at', '<', sql<Date>`now() - interval '7 days'`).execute();
+      }
+    } catch (error) {
+      this.onError(error);
+      next = Math.max(this.intervalMs, 5_000);
+    }
+    if (!this.#stopped) this.#schedule(next);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+}

@@ -1,0 +1,54 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QUEUE_NAMES, type QueueName } from '../config.ts';
+
+export { QUEUE_NAMES, type QueueName };
+
+/** Retries with backoff for every job; finished jobs are trimmed so Redis memory stays bounded. */
+export const defaultJobOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1_000 },
+  removeOnComplete: { age: 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+} as const;
+
+export function isQueueName(name: string): name is QueueName {
+  return (QUEUE_NAMES as readonly string[]).includes(name);
+}
+
+/** Producer-side queues, one per name, sharing one fail-fast connection. */
+export class QueueSet {
+  readonly #queues = new Map<QueueName, Queue>();
+  readonly connection: Redis;
+  readonly prefix: string;
+
+  constructor(connection: Redis, prefix: string) {
+    this.connection = connection;
+    this.prefix = prefix;
+  }
+
+  get(name: QueueName): Queue {
+    let queue = this.#queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions });
+      queue.on('error', () => {});
+      this.#queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** Waiting + active + delayed jobs per queue, for /metrics. */
+  async depths(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const name of QUEUE_NAMES) {
+      const counts = await this.get(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
+      out[name] = (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#queues.values()].map((q) => q.close()));
+    this.#queues.clear();
+  }
+}
