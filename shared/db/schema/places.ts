@@ -1,0 +1,68 @@
+import type { ColumnType, Generated } from 'kysely';
+
+export type PlaceStatus = 'pending' | 'approved' | 'rejected';
+
+/** Filter name to value: numbers for number/level filters, strings for enum filters. */
+export type ActivityAttributes = Record<string, number | string>;
+
+export interface PlacesTable {
+  id: Generated<number>;
+  uuid: Generated<string>;
+  slug: string;
+  name: string;
+  /** geometry(Geometry, 4326): write with ST_GeomFromGeoJSON, read with ST_AsGeoJSON. */
+  geom: ColumnType<unknown, unknown, unknown>;
+  address: string | null;
+  city: string | null;
+  province: string | null;
+  country: string;
+  email: string | null;
+  phone: string | null;
+  website: string | null;
+  booking_url: string | null;
+  social_username: string | null;
+  external_place_id: string | null;
+  created_by: string | null;
+  status: Generated<PlaceStatus>;
+  featured: Generated<boolean>;
+  partner: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface PlaceNotesTable {
+  place_id: number;
+  locale: string;
+  text: string;
+}
+
+export interface PlaceActivitiesTable {
+  id: Generated<number>;
+  place_id: number;
+  sport_id: number;
+  tags: Generated<string[]>;
+  attributes: ColumnType<ActivityAttributes, string | undefined, string>;
+  photo_reference: string | null;
+  created_by: string | null;
+  /** Relative to STORAGE_DIR, written by the pictures upload. */
+  image_path: string | null;
+  thumbnail_path: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface GeoCitiesTable {
+  id: number;
+  name: string;
+  country: string;
+  admin_code: string | null;
+  population: number;
+  geom: ColumnType<unknown, unknown, unknown>;
+}
+
+export interface PlaceTables {
+  places: PlacesTable;
+  place_notes: PlaceNotesTable;
+  place_activities: PlaceActivitiesTable;
+  geo_cities: GeoCitiesTable;
+}
