@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { LocalizedNames, PlaceFilterType } from './schema/referentials.ts';
+import { seedCities } from '../places/cities.ts';
 
 /** The committed referential files (built from ../shared/reference, see shared/referentials/PROVENANCE.md). */
 export const REFERENTIALS_DIR = fileURLToPath(new URL('../referentials/', import.meta.url));
@@ -168,6 +169,7 @@ export async function seedReferentials(db: Db, dir = REFERENTIALS_DIR): Promise<
         .onConflict((oc) => oc.doNothing())
         .execute();
   });
+  await seedCities(db);
   return {
     universes: universes.length,
     sports: sports.length,
