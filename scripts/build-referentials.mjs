@@ -303,6 +303,165 @@ const PLACES_FILTER_RENAME = { size: 'pool_size' };
 // adds examples seen elsewhere (concrete, ice).
 const SURFACE_EXTRA_VALUES = ['concrete', 'ice'];
 
+// Per-sport allowed tags and filters for the main sports. The public source has a
+// list for one sport only (diving); these are ours, chosen by what a player of the
+// sport asks about a place (specs/places-service.md tag and filter lists only).
+// Merged with the source lists; staff edit them later through /sports/{id}/tags|filters.
+const COMMON_TAGS = ['free', 'free_parking', 'paid_parking', 'toilets', 'water_fountain', 'wheelchair_accessible'];
+const TRAIL_FILTERS = [
+  'cellphone_service',
+  'difficulty',
+  'distance',
+  'duration',
+  'elevation_gain',
+  'quality',
+  'season',
+];
+const COURT_TAGS = [
+  ...COMMON_TAGS,
+  'changing_room',
+  'club',
+  'court_adjacent_to_others',
+  'equipment_rental',
+  'floodlight',
+  'hourly_chargeable',
+  'indoor',
+  'isolated_court',
+  'lessons',
+  'members_only',
+  'outdoor',
+  'shower',
+];
+const COURT_FILTERS = ['age', 'court_size', 'courts', 'quality', 'surface', 'type_of_place'];
+const CURATED_PLACES_SPORTS = {
+  // Running: routes and tracks.
+  121: {
+    tags: [
+      ...COMMON_TAGS,
+      'flat',
+      'floodlight',
+      'isolated_court',
+      'outdoor',
+      'indoor',
+      'shower',
+      'changing_room',
+      'speed',
+      'suitable_for_beginners',
+    ],
+    filters: [...TRAIL_FILTERS, 'surface', 'track_size'],
+  },
+  // Hiking: trails.
+  168: {
+    tags: [...COMMON_TAGS, 'flat', 'grocery_store', 'isolated_court', 'space_for_children', 'suitable_for_beginners'],
+    filters: [...TRAIL_FILTERS, 'camping_accomodation', 'surface'],
+  },
+  // Mountain biking: trails and bike parks.
+  388: {
+    tags: [...COMMON_TAGS, 'equipment_rental', 'lessons', 'shower', 'suitable_for_beginners', 'washing_equipment'],
+    filters: [...TRAIL_FILTERS, 'surface'],
+  },
+  // Road cycling: routes.
+  385: {
+    tags: [...COMMON_TAGS, 'flat', 'grocery_store', 'suitable_for_beginners'],
+    filters: [
+      'cellphone_service',
+      'difficulty',
+      'distance',
+      'duration',
+      'elevation_gain',
+      'quality',
+      'season',
+      'surface',
+    ],
+  },
+  // Tennis, padel, squash, badminton, table tennis: courts.
+  357: { tags: [...COURT_TAGS, 'practice_wall'], filters: COURT_FILTERS },
+  340: { tags: COURT_TAGS, filters: COURT_FILTERS },
+  354: { tags: COURT_TAGS, filters: COURT_FILTERS },
+  335: { tags: COURT_TAGS, filters: COURT_FILTERS },
+  358: { tags: COURT_TAGS, filters: COURT_FILTERS },
+  // Basketball, volleyball: courts (volleyball also on beaches).
+  10: { tags: COURT_TAGS, filters: COURT_FILTERS },
+  32: { tags: [...COURT_TAGS, 'beach'], filters: COURT_FILTERS },
+  // Football, rugby, handball: fields.
+  13: {
+    tags: [...COMMON_TAGS, 'changing_room', 'club', 'floodlight', 'indoor', 'members_only', 'outdoor', 'shower'],
+    filters: ['age', 'field_size', 'quality', 'surface', 'type_of_place'],
+  },
+  27: {
+    tags: [...COMMON_TAGS, 'changing_room', 'club', 'floodlight', 'members_only', 'outdoor', 'shower'],
+    filters: ['age', 'field_size', 'quality', 'surface', 'type_of_place'],
+  },
+  18: {
+    tags: [...COMMON_TAGS, 'changing_room', 'club', 'indoor', 'members_only', 'outdoor', 'shower'],
+    filters: ['age', 'field_size', 'quality', 'surface', 'type_of_place'],
+  },
+  // Swimming: pools and open water.
+  274: {
+    tags: [
+      ...COMMON_TAGS,
+      'beach',
+      'changing_room',
+      'club',
+      'indoor',
+      'kids-pool',
+      'lessons',
+      'lifeguard',
+      'open-swim',
+      'open-water',
+      'outdoor',
+      'security',
+      'shower',
+      'wave',
+    ],
+    filters: ['age', 'pool_size', 'quality', 'season', 'swim_area'],
+  },
+  // Climbing: walls and crags.
+  161: {
+    tags: [
+      ...COMMON_TAGS,
+      'changing_room',
+      'club',
+      'equipment_rental',
+      'indoor',
+      'lessons',
+      'outdoor',
+      'shower',
+      'suitable_for_beginners',
+    ],
+    filters: ['age', 'cellphone_service', 'difficulty', 'quality', 'type_of_place'],
+  },
+  // Golf: courses.
+  320: {
+    tags: [...COMMON_TAGS, 'catering', 'club', 'equipment_rental', 'lessons', 'members_only', 'shower'],
+    filters: ['number_holes', 'quality', 'season'],
+  },
+  // Skiing, snowboarding: resorts.
+  174: {
+    tags: [...COMMON_TAGS, 'catering', 'equipment_rental', 'lessons', 'security', 'suitable_for_beginners'],
+    filters: ['difficulty', 'distance', 'elevation_gain', 'quality', 'season'],
+  },
+  185: {
+    tags: [...COMMON_TAGS, 'catering', 'equipment_rental', 'lessons', 'security', 'suitable_for_beginners'],
+    filters: ['difficulty', 'elevation_gain', 'quality', 'season'],
+  },
+  // Surfing: spots.
+  296: {
+    tags: [...COMMON_TAGS, 'beach', 'equipment_rental', 'lessons', 'lifeguard', 'shower', 'wave'],
+    filters: ['difficulty', 'quality', 'season'],
+  },
+  // Horse riding: stables and rings.
+  200: {
+    tags: [...COMMON_TAGS, 'club', 'indoor', 'lessons', 'outdoor'],
+    filters: ['age', 'difficulty', 'ring_size', 'quality'],
+  },
+  // Ice hockey: rinks.
+  21: {
+    tags: [...COMMON_TAGS, 'changing_room', 'club', 'equipment_rental', 'indoor', 'outdoor', 'shower'],
+    filters: ['age', 'quality', 'rink_size', 'surface'],
+  },
+};
+
 // ---------------------------------------------------------------------------
 // helpers
 // ---------------------------------------------------------------------------
@@ -585,6 +744,20 @@ function buildPlaces(places, sportIds) {
       const slug = PLACES_FILTER_RENAME[f] ?? f;
       if (filterSlugs.has(slug)) entry.filters.add(slug);
       else note(`places sport ${placesId}: unknown filter ${f} dropped`);
+    }
+    perSport.set(id, entry);
+  }
+  for (const [key, list] of Object.entries(CURATED_PLACES_SPORTS)) {
+    const id = Number(key);
+    assert(sportIds.has(id), `curated places sport ${id} unknown`);
+    const entry = perSport.get(id) ?? { tags: new Set(), filters: new Set() };
+    for (const t of list.tags) {
+      assert(tags.includes(t), `curated places sport ${id}: unknown tag ${t}`);
+      entry.tags.add(t);
+    }
+    for (const f of list.filters) {
+      assert(filterSlugs.has(f), `curated places sport ${id}: unknown filter ${f}`);
+      entry.filters.add(f);
     }
     perSport.set(id, entry);
   }
