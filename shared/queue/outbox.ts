@@ -37,6 +37,7 @@ export async function enqueueInTransaction(
  * If Redis is down this throws, the transaction rolls back and the rows wait for the next pass.
  */
 export async function relayOutboxBatch(db: Kysely<Database>, queues: QueueSet, batchSize = 200): Promise<number> {
+  queues.assertReady();
   return db.transaction().execute(async (trx) => {
     const rows = await trx
       .selectFrom('outbox')
@@ -80,13 +81,14 @@ export async function pendingOutboxCount(db: Kysely<Database>): Promise<number> 
 
 /**
  * Runs relay passes until stopped: immediately again while batches are full, every `intervalMs`
- * otherwise, backing off to 5 s while Redis is unreachable. Sent rows older than a week are purged.
+ * otherwise, backing off up to 5 s while Redis is unreachable. Sent rows older than a week are purged.
  */
 export class OutboxRelay {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
   #lastPurge = 0;
+  #failures = 0;
   readonly db: Kysely<Database>;
   readonly queues: QueueSet;
   readonly intervalMs: number;
@@ -129,13 +131,15 @@ export class OutboxRelay {
     let next = this.intervalMs;
     try {
       if ((await relayOutboxBatch(this.db, this.queues)) >= 200) next = 0;
+      this.#failures = 0;
       if (Date.now() - this.#lastPurge > 3600_000) {
         this.#lastPurge = Date.now();
         await this.db.deleteFrom('outbox').where('sent_at', '<', sql<Date>`now() - interval '7 days'`).execute();
       }
     } catch (error) {
-      this.onError(error);
-      next = Math.max(this.intervalMs, 5_000);
+      // Redis or Postgres unavailable: back off exponentially up to 5 s.
+      if (this.#failures++ > 0) this.onError(error);
+      next = Math.min(5_000, this.intervalMs * 2 ** this.#failures);
     }
     if (!this.#stopped) this.#schedule(next);
   }

@@ -16,6 +16,8 @@ export function isQueueName(name: string): name is QueueName {
   return (QUEUE_NAMES as readonly string[]).includes(name);
 }
 
+export class RedisUnavailableError extends Error {}
+
 /** Producer-side queues, one per name, sharing one fail-fast connection. */
 export class QueueSet {
   readonly #queues = new Map<QueueName, Queue>();
@@ -25,6 +27,14 @@ export class QueueSet {
   constructor(connection: Redis, prefix: string) {
     this.connection = connection;
     this.prefix = prefix;
+  }
+
+  /**
+   * BullMQ waits for a connection to become ready before sending anything; a producer must not
+   * wait on a Redis that is down, so callers check this first and fail fast.
+   */
+  assertReady(): void {
+    if (this.connection.status !== 'ready') throw new RedisUnavailableError(`Redis is ${this.connection.status}`);
   }
 
   get(name: QueueName): Queue {
@@ -39,6 +49,7 @@ export class QueueSet {
 
   /** Waiting + active + delayed jobs per queue, for /metrics. */
   async depths(): Promise<Record<string, number>> {
+    this.assertReady();
     const out: Record<string, number> = {};
     for (const name of QUEUE_NAMES) {
       const counts = await this.get(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
