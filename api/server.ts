@@ -5,7 +5,7 @@ import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import { type Logger, createLogger } from '../shared/observability/logger.ts';
-import { createRedis } from '../shared/queue/connection.ts';
+import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { type AppOptions, createApp } from './app.ts';
@@ -28,6 +28,8 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
   await ensureSigningKeys(db);
   const redis = createRedis(config.REDIS_URL, 'client');
   const queues = new QueueSet(createRedis(config.REDIS_URL, 'producer'), config.QUEUE_PREFIX);
+  const redisReady = await Promise.all([waitForReady(redis), waitForReady(queues.connection)]);
+  if (!redisReady.every(Boolean)) logger.warn('Redis is not reachable yet: starting degraded (/ready answers 503)');
   const relay = new OutboxRelay(db, queues, config.OUTBOX_POLL_MS, (err) =>
     logger.warn({ err }, 'outbox relay pass failed'),
   );

@@ -37,3 +37,20 @@ export async function pingRedis(redis: Redis, timeoutMs = 1_000): Promise<boolea
     return false;
   }
 }
+
+/** Waits (a bounded time) for a connection to be ready; a Redis outage must not block a start. */
+export async function waitForReady(redis: Redis, timeoutMs = 2_000): Promise<boolean> {
+  if (redis.status === 'ready') return true;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      resolve(false);
+    }, timeoutMs);
+    timer.unref();
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    redis.once('ready', onReady);
+  });
+}
