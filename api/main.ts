@@ -1,10 +1,13 @@
-import { loadConfig } from '../shared/config.ts';
+import { prepareDatabase } from '../shared/db/prepare.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
+import { runCli } from '../scripts/run.ts';
 import { startApi } from './server.ts';
 
 /** `npm run api`: the HTTP API alone (scale it separately from the workers). */
-const config = loadConfig();
-const logger = createLogger(config.LOG_LEVEL, 'api');
-const api = await startApi(config, { logger });
-onShutdown(logger, config.SHUTDOWN_TIMEOUT_MS, api.close);
+await runCli(async (config) => {
+  const logger = createLogger(config.LOG_LEVEL, 'api');
+  await prepareDatabase(config, logger);
+  const api = await startApi(config, { logger });
+  onShutdown(logger, config.SHUTDOWN_TIMEOUT_MS, api.close);
+});

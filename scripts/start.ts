@@ -1,9 +1,6 @@
 import { startApi } from '../api/server.ts';
-import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
-import { createDb } from '../shared/db/database.ts';
-import { migrateToLatest } from '../shared/db/migrate.ts';
-import { seedReferentials } from '../shared/db/referentials.ts';
+import { prepareDatabase } from '../shared/db/prepare.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
 import { startWorkers } from '../workers/worker.ts';
@@ -17,14 +14,7 @@ import { runCli } from './run.ts';
 await runCli(async (config) => {
   const logger = createLogger(config.LOG_LEVEL, 'start');
   await ensureDatabase(config.DATABASE_URL);
-  const { db } = createDb(config.DATABASE_URL, 1);
-  try {
-    await migrateToLatest(db);
-    if (config.SEED_ON_START) logger.info(await seedReferentials(db), 'referentials seeded');
-    await ensureSigningKeys(db);
-  } finally {
-    await db.destroy();
-  }
+  await prepareDatabase(config, logger);
   const api = await startApi(config, { logger: logger.child({ component: 'api' }) });
   const workers = await startWorkers(config, { logger: logger.child({ component: 'worker' }) });
   logger.info({ url: config.PUBLIC_URL, docs: `${config.PUBLIC_URL}/docs` }, 'ready');

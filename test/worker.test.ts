@@ -1,6 +1,7 @@
 import test from 'ava';
 import type { Processor } from '../workers/processor.ts';
-import { WorkerConfigError, selectQueues, startWorkers } from '../workers/worker.ts';
+import { ConfigError } from '../shared/config.ts';
+import { selectQueues, startWorkers } from '../workers/worker.ts';
 import { enqueueInTransaction } from '../shared/queue/outbox.ts';
 import { testConfig } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/db.ts';
@@ -18,7 +19,7 @@ test('selectQueues runs the named queues that have a processor; an explicit unkn
   const processors: Record<string, Processor> = { records: async () => null };
   const config = testConfig({ WORKER_QUEUES: 'records,exports' });
   t.deepEqual(selectQueues(config, processors, false), ['records']);
-  t.throws(() => selectQueues(config, processors, true), { instanceOf: WorkerConfigError, message: /exports/ });
+  t.throws(() => selectQueues(config, processors, true), { instanceOf: ConfigError, message: /exports/ });
   t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), processors, false), ['records']);
 });
 

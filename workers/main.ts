@@ -1,11 +1,12 @@
-import { loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
+import { runCli } from '../scripts/run.ts';
 import { startWorkers } from './worker.ts';
 
 /** `npm run worker`: the queues named in WORKER_QUEUES (default all) and the outbox relay. */
-const config = loadConfig();
-const logger = createLogger(config.LOG_LEVEL, 'worker');
-const explicit = Boolean(process.env.WORKER_QUEUES && process.env.WORKER_QUEUES !== 'all');
-const workers = await startWorkers(config, { logger, explicitQueues: explicit });
-onShutdown(logger, config.SHUTDOWN_TIMEOUT_MS, workers.close);
+await runCli(async (config) => {
+  const logger = createLogger(config.LOG_LEVEL, 'worker');
+  const explicit = Boolean(process.env.WORKER_QUEUES && process.env.WORKER_QUEUES !== 'all');
+  const workers = await startWorkers(config, { logger, explicitQueues: explicit });
+  onShutdown(logger, config.SHUTDOWN_TIMEOUT_MS, workers.close);
+});

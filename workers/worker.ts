@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import type { Config, QueueName } from '../shared/config.ts';
+import { type Config, ConfigError, type QueueName } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { type Logger, createLogger } from '../shared/observability/logger.ts';
@@ -15,8 +15,6 @@ export interface RunningWorkers {
   close: () => Promise<void>;
 }
 
-export class WorkerConfigError extends Error {}
-
 /** Picks the queues to run: WORKER_QUEUES, limited to those with a processor in this build. */
 export function selectQueues(
   config: Config,
@@ -25,7 +23,7 @@ export function selectQueues(
 ): QueueName[] {
   const missing = config.WORKER_QUEUES.filter((q) => !processors[q]);
   if (explicit && missing.length > 0)
-    throw new WorkerConfigError(`WORKER_QUEUES: no processor in this build for ${missing.join(', ')}`);
+    throw new ConfigError(`WORKER_QUEUES: no processor in this build for ${missing.join(', ')}`);
   return config.WORKER_QUEUES.filter((q) => processors[q]);
 }
 

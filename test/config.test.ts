@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import test from 'ava';
+import { ConfigError, QUEUE_NAMES, SERVICE_NAMES, envSchema, loadConfig } from '../shared/config.ts';
+
+test('defaults suit a local machine', (t) => {
+  const config = loadConfig({});
+  t.is(config.PORT, 3000);
+  t.is(config.DATABASE_URL, 'postgres://root@127.0.0.1:5432/sports');
+  t.is(config.REDIS_URL, 'redis://127.0.0.1:6379');
+  t.deepEqual(config.SERVICES, [...SERVICE_NAMES]);
+  t.deepEqual(config.WORKER_QUEUES, [...QUEUE_NAMES]);
+  t.is(config.issuer, 'http://localhost:3000');
+  t.is(config.bodyLimitBytes, 1024 * 1024);
+  t.is(config.corsOrigins, '*');
+});
+
+test('lists accept a subset, and "all"', (t) => {
+  t.deepEqual(loadConfig({ SERVICES: 'places, tracking' }).SERVICES, ['places', 'tracking']);
+  t.deepEqual(loadConfig({ WORKER_QUEUES: 'all' }).WORKER_QUEUES, [...QUEUE_NAMES]);
+  t.deepEqual(loadConfig({ CORS_ORIGINS: 'https://a.example,https://b.example' }).corsOrigins, [
+    'https://a.example',
+    'https://b.example',
+  ]);
+});
+
+test('a bad value stops the start with a message naming the variable', (t) => {
+  for (const [name, value] of [
+    ['PORT', 'eighty'],
+    ['DATABASE_URL', 'not a url'],
+    ['SERVICES', 'places,weather'],
+    ['WORKER_QUEUES', 'emails'],
+    ['RATE_LIMIT_ENABLED', 'maybe'],
+    ['BODY_LIMIT', 'lots'],
+    ['LOG_LEVEL', 'loud'],
+  ] as const) {
+    const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });
+    t.regex(error?.message ?? '', new RegExp(`${name}:`), name);
+  }
+});
+
+test('docker-compose.yml only sets variables the config module knows', (t) => {
+  const compose = readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8');
+  const known = new Set(Object.keys(envSchema.shape));
+  const names = new Set<string>();
+  for (const m of compose.matchAll(/^\s+([A-Z][A-Z0-9_]+):/gm)) if (m[1]) names.add(m[1]);
+  for (const ignored of ['POSTGRES_USER', 'POSTGRES_PASSWORD', 'POSTGRES_DB']) names.delete(ignored);
+  t.true(names.size >= 10, `found ${[...names].join(', ')}`);
+  for (const name of names) t.true(known.has(name), `${name} is not a config variable`);
+  // And every value parses.
+  const env: Record<string, string> = {};
+  for (const m of compose.matchAll(/^\s+([A-Z][A-Z0-9_]+): "?([^"\n]*)"?$/gm)) if (m[1] && known.has(m[1])) env[m[1]] = m[2] ?? '';
+  t.notThrows(() => loadConfig(env));
+  t.regex(compose, /--appendonly", "yes"/);
+  t.regex(compose, /--appendfsync", "everysec"/);
+  t.regex(compose, /--maxmemory-policy", "noeviction"/);
+});
