@@ -1,0 +1,87 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { enqueueInTransaction } from '../queue/outbox.ts';
+
+/** The job that renders an activity picture's thumbnail (queue `thumbnails`). */
+export const THUMBNAIL_JOB = 'activity-thumbnail';
+
+export interface ThumbnailJobPayload {
+  activityId: number;
+  /** The original the thumbnail is made from; the job is skipped if the activity moved on. */
+  imagePath: string;
+}
+
+/** Where an activity picture is stored, relative to STORAGE_DIR. */
+export function activityImagePath(placeUuid: string, sportId: number, name: string, ext: string): string {
+  return `places/${placeUuid.toLowerCase()}/${sportId}/${name}.${ext}`;
+}
+
+/**
+ * Points the activity at its new picture and stores the thumbnail job, in one transaction: the
+ * job exists exactly when the new picture does. Returns the paths it replaced (to delete after
+ * the commit).
+ */
+export async function setActivityImage(
+  db: Db,
+  activityId: number,
+  imagePath: string,
+): Promise<{ previousImage: string | null; previousThumbnail: string | null } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const previous = await trx
+      .selectFrom('place_activities')
+      .select(['image_path', 'thumbnail_path'])
+      .where('id', '=', activityId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!previous) return undefined;
+    await trx
+      .updateTable('place_activities')
+      .set({ image_path: imagePath, thumbnail_path: null, updated_at: sql<Date>`now()` })
+      .where('id', '=', activityId)
+      .execute();
+    const payload: ThumbnailJobPayload = { activityId, imagePath };
+    await enqueueInTransaction(trx, {
+      queue: 'thumbnails',
+      name: THUMBNAIL_JOB,
+      payload: { ...payload },
+      jobId: thumbnailJobId(imagePath),
+    });
+    return { previousImage: previous.image_path, previousThumbnail: previous.thumbnail_path };
+  });
+}
+
+/** One job per stored original: `thumb-` + the path with separators replaced (no ':'). */
+export function thumbnailJobId(imagePath: string): string {
+  return `thumb-${imagePath.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/** The activity's current original, or undefined if the activity is gone. */
+export async function currentActivityImage(
+  db: Db,
+  activityId: number,
+): Promise<{ image_path: string | null; thumbnail_path: string | null } | undefined> {
+  return db
+    .selectFrom('place_activities')
+    .select(['image_path', 'thumbnail_path'])
+    .where('id', '=', activityId)
+    .executeTakeFirst();
+}
+
+/**
+ * Records the thumbnail, only if the activity still shows the original it was made from
+ * (a newer upload wins). Returns whether it was recorded.
+ */
+export async function setActivityThumbnail(
+  db: Db,
+  activityId: number,
+  imagePath: string,
+  thumbnailPath: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('place_activities')
+    .set({ thumbnail_path: thumbnailPath })
+    .where('id', '=', activityId)
+    .where('image_path', '=', imagePath)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

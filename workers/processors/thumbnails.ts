@@ -1,0 +1,46 @@
+import { readFile } from 'node:fs/promises';
+import type { Job } from 'bullmq';
+import { resolveStoragePath, writeStorageFile } from '../../shared/media/storage.ts';
+import { renderThumbnail, thumbnailPathFor } from '../../shared/media/thumbnail.ts';
+import {
+  THUMBNAIL_JOB,
+  type ThumbnailJobPayload,
+  currentActivityImage,
+  setActivityThumbnail,
+} from '../../shared/places/images.ts';
+import type { WorkerDeps } from '../processor.ts';
+
+export type ThumbnailOutcome =
+  | { status: 'done'; thumbnailPath: string; width: number; height: number; bytes: number }
+  | { status: 'skipped'; reason: string };
+
+/**
+ * Renders the thumbnail of an activity picture (queue `thumbnails`). Idempotent: the thumbnail
+ * path derives from the original's path and the render is deterministic, so a second run writes
+ * the same bytes to the same file and sets the same column. If the activity is gone or shows
+ * another picture since, the job is skipped (a newer upload queued its own job).
+ */
+export async function thumbnailsProcessor(job: Job, { config, db, logger }: WorkerDeps): Promise<ThumbnailOutcome> {
+  if (job.name !== THUMBNAIL_JOB) throw new Error(`unknown job "${job.name}" on queue thumbnails`);
+  const { activityId, imagePath } = job.data as ThumbnailJobPayload;
+  const current = await currentActivityImage(db, activityId);
+  if (!current) return { status: 'skipped', reason: 'activity deleted' };
+  if (current.image_path !== imagePath) return { status: 'skipped', reason: 'activity picture replaced' };
+  const source = resolveStoragePath(config.STORAGE_DIR, imagePath);
+  if (!source) throw new Error(`invalid stored image path "${imagePath}"`);
+  // A missing original throws: BullMQ retries (the storage volume may be briefly unavailable).
+  const thumbnail = await renderThumbnail(await readFile(source));
+  const thumbnailPath = thumbnailPathFor(imagePath);
+  await writeStorageFile(config.STORAGE_DIR, thumbnailPath, thumbnail.data);
+  if (!(await setActivityThumbnail(db, activityId, imagePath, thumbnailPath))) {
+    return { status: 'skipped', reason: 'activity picture replaced while rendering' };
+  }
+  logger.debug({ activityId, thumbnailPath, bytes: thumbnail.data.length }, 'thumbnail rendered');
+  return {
+    status: 'done',
+    thumbnailPath,
+    width: thumbnail.width,
+    height: thumbnail.height,
+    bytes: thumbnail.data.length,
+  };
+}
