@@ -54,3 +54,8 @@ test('docker-compose.yml only sets variables the config module knows', (t) => {
   t.regex(compose, /--appendfsync", "everysec"/);
   t.regex(compose, /--maxmemory-policy", "noeviction"/);
 });
+
+test('the README documents every configuration variable', (t) => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  for (const name of Object.keys(envSchema.shape)) t.true(readme.includes(`| \`${name}\` |`), name);
+});
