@@ -58,6 +58,25 @@ async function ensureTemplate(client: pg.Client): Promise<string> {
   return name;
 }
 
+/** Databases left by test processes that died before their teardown (named sb_test_<pid>_...). */
+async function dropAbandoned(client: pg.Client): Promise<void> {
+  const { rows } = await client.query<{ datname: string }>("select datname from pg_database where datname like 'sb\\_test\\_%'");
+  for (const { datname } of rows) {
+    const pid = Number(datname.split('_')[2]);
+    if (!Number.isInteger(pid) || isAlive(pid)) continue;
+    await client.query(`drop database if exists ${datname} with (force)`).catch(() => {});
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
 export interface TestDatabase {
   name: string;
   url: string;
@@ -77,6 +96,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await client.query("select pg_advisory_lock(hashtext('sports-backend:test-template'))");
     try {
       const template = await ensureTemplate(client);
+      await dropAbandoned(client);
       await client.query(`create database ${name} template ${template}`);
     } finally {
       await client.query("select pg_advisory_unlock(hashtext('sports-backend:test-template'))");
