@@ -125,6 +125,12 @@ test('malformed JSON is a 400; a missing body is a 422', async (t) => {
   t.is(missing.status, 422);
 });
 
+test('a body that is not JSON is a 415', async (t) => {
+  const res = await ctx.fetch('/api/v1/probe', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'name=x' });
+  t.is(res.status, 415);
+  t.like(await res.json(), { status: 415 });
+});
+
 test('a body over BODY_LIMIT is a 413', async (t) => {
   const res = await ctx.fetch('/api/v1/probe', {
     method: 'POST',
