@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { ServiceName } from '../shared/config.ts';
 import type { AppContext } from './context.ts';
+import { accountsService } from './accounts/index.ts';
 import { placesPicturesService } from './places/pictures.ts';
 
 /** A service mounts one or more routers; each service folder exports one of these. */
@@ -12,4 +13,5 @@ export interface ServiceModule {
 /** Every service this build ships; the API mounts those named in SERVICES. */
 export const SERVICES: ServiceModule[] = [
   placesPicturesService,
+  accountsService,
 ];

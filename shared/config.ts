@@ -69,6 +69,10 @@ export const envSchema = z.object({
   AUTH_EXTERNAL_AUDIENCE: z.string().min(1).optional(),
   AUTH_EXTERNAL_ALGORITHMS: z.string().default('RS256,ES256'),
   COOKIE_KEYS: z.string().min(16).default('dev-only-cookie-key-change-me'),
+  /** Accept id_tokens of our registered clients as bearers (the places spec's implicit login). */
+  AUTH_ACCEPT_ID_TOKENS: bool.default(true),
+  /** The `stack` claim of the tracking requestKey: which deployment issued it. */
+  ACCOUNTS_STACK: z.string().min(1).max(64).default('default'),
   STORAGE_DIR: z.string().min(1).default('./storage'),
   UPLOAD_MAX_BYTES: z.coerce
     .number()

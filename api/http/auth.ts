@@ -33,6 +33,9 @@ declare module 'koa' {
  * Verifies bearer JWTs: ours (RS256 keys from Postgres, our issuer and audience) and, when
  * configured, an external provider's (its JWKS URL, issuer, audience, algorithms). Algorithms,
  * issuer and audience are always pinned; expiry allows AUTH_CLOCK_TOLERANCE_S of skew.
+ * Our tokens: access tokens must say `typ: at+jwt` and carry aud AUTH_AUDIENCE (RFC 9068), so
+ * an id_token can never pass as one; id_tokens (aud = one of our registered clients) are
+ * accepted only when AUTH_ACCEPT_ID_TOKENS is on (the places spec's implicit login).
  */
 export class TokenVerifier {
   readonly #db: Db;
@@ -71,6 +74,7 @@ export class TokenVerifier {
 
   async #verifyPayload(token: string): Promise<JWTPayload> {
     const c = this.#config;
+    if (token.length > MAX_TOKEN_LENGTH) throw new joseErrors.JWTInvalid('token too long');
     const unverifiedIssuer = safeIssuer(token);
     if (this.#external && c.AUTH_EXTERNAL_ISSUER && unverifiedIssuer === c.AUTH_EXTERNAL_ISSUER) {
       const { payload } = await jwtVerify(token, this.#external, {
@@ -82,19 +86,39 @@ export class TokenVerifier {
       });
       return payload;
     }
+    // Audience is checked below: our access tokens (typ at+jwt, aud AUTH_AUDIENCE) or, when
+    // enabled, id_tokens of our registered clients (aud = client id).
     const options = {
       algorithms: [...LOCAL_ALGORITHMS],
       issuer: c.issuer,
-      audience: c.AUTH_AUDIENCE,
       clockTolerance: c.AUTH_CLOCK_TOLERANCE_S,
-      requiredClaims: ['sub', 'exp'],
+      requiredClaims: ['sub', 'exp', 'iat', 'aud'],
     };
+    let result: Awaited<ReturnType<typeof jwtVerify>>;
     try {
-      return (await jwtVerify(token, await this.#keys(false), options)).payload;
+      result = await jwtVerify(token, await this.#keys(false), options);
     } catch (error) {
       if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
-      return (await jwtVerify(token, await this.#keys(true), options)).payload;
+      result = await jwtVerify(token, await this.#keys(true), options);
     }
+    const { payload, protectedHeader } = result;
+    const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
+    const isAccessToken = protectedHeader.typ?.toLowerCase() === 'at+jwt' || protectedHeader.typ?.toLowerCase() === 'application/at+jwt';
+    if (isAccessToken && audiences.includes(c.AUTH_AUDIENCE)) return payload;
+    if (!isAccessToken && c.AUTH_ACCEPT_ID_TOKENS && audiences.length === 1 && (await this.#isClient(audiences[0] as string)))
+      return payload;
+    throw new joseErrors.JWTClaimValidationFailed('unexpected "aud" claim value', payload, 'aud', 'check_failed');
+  }
+
+  async #isClient(id: string): Promise<boolean> {
+    if (!/^[\w-]{1,100}$/.test(id)) return false;
+    const row = await this.#db
+      .selectFrom('oauth_clients')
+      .select('id')
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async #account(payload: JWTPayload): Promise<Principal | undefined> {
@@ -123,6 +147,9 @@ export class TokenVerifier {
     return row && { accountId: row.id, accountNumber: row.number, ldid: row.ldid, roles: row.roles, claims: payload };
   }
 }
+
+/** Longer bearer strings are refused before any parsing. */
+const MAX_TOKEN_LENGTH = 8192;
 
 function safeIssuer(token: string): string | undefined {
   try {

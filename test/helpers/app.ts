@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import type { ExecutionContext } from 'ava';
 import { type Config, loadConfig } from '../../shared/config.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
@@ -36,13 +37,33 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   });
 }
 
-/** Starts the whole API on a fresh database clone; everything is torn down after the file. */
+/** A TCP port free right now on 127.0.0.1 (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * Starts the whole API on a fresh database clone; everything is torn down after the file.
+ * `publicUrl: true` picks the port first so PUBLIC_URL (the OpenID issuer) is the server's real URL.
+ */
 export async function startTestApi(
   t: ExecutionContext | null,
-  options: { env?: Record<string, string>; services?: ServiceModule[] } = {},
+  options: { env?: Record<string, string>; services?: ServiceModule[]; publicUrl?: boolean } = {},
 ): Promise<TestApi> {
   const database = await createTestDatabase();
-  const config = testConfig({ DATABASE_URL: database.url, ...options.env });
+  const port = options.publicUrl ? await freePort() : undefined;
+  const config = testConfig({
+    DATABASE_URL: database.url,
+    ...(port ? { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` } : {}),
+    ...options.env,
+  });
   const api = await startApi(config, options.services ? { services: options.services } : {});
   const teardown = async () => {
     await api.close();

@@ -3,6 +3,7 @@ import * as m0001 from './0001_postgis.ts';
 import * as m0002 from './0002_outbox.ts';
 import * as m0003 from './0003_referentials.ts';
 import * as m0004 from './0004_accounts.ts';
+import * as m0010 from './0010_oauth.ts';
 import * as m0020 from './0020_places.ts';
 
 /**
@@ -14,5 +15,6 @@ export const migrations: Record<string, Migration> = {
   '0002_outbox': m0002,
   '0003_referentials': m0003,
   '0004_accounts': m0004,
+  '0010_oauth': m0010,
   '0020_places': m0020,
 };

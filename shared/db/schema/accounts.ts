@@ -36,7 +36,48 @@ export interface SigningKeysTable {
 
 export type JsonWebKeyRecord = Record<string, string>;
 
+export interface OAuthClientsTable {
+  /** The public client_id. */
+  id: string;
+  /** Immutable after creation (a trigger refuses changes). */
+  name: string;
+  /** sha256 of the secret (the secret is 256 random bits, shown once). */
+  secret_hash: string;
+  redirect_uris: string[];
+  owner_account_id: string | null;
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>;
+  client_id: string;
+  /** First characters of the key, shown in listings to tell keys apart. */
+  prefix: string;
+  /** sha256 of the key (the key is 256 random bits, shown once). */
+  key_hash: string;
+  label: string | null;
+  created_at: Generated<Date>;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+/** oidc-provider's records (sessions, interactions, codes, grants...), one table for every model. */
+export interface OidcPayloadsTable {
+  model: string;
+  id: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  grant_id: string | null;
+  user_code: string | null;
+  uid: string | null;
+  expires_at: Date | null;
+  consumed_at: Date | null;
+}
+
 export interface AccountTables {
   accounts: AccountsTable;
   signing_keys: SigningKeysTable;
+  oauth_clients: OAuthClientsTable;
+  api_keys: ApiKeysTable;
+  oidc_payloads: OidcPayloadsTable;
 }

@@ -1,0 +1,132 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../../shared/accounts/api-keys.ts';
+import { type ClientRecord, authenticateClient, redirectUriProblem, registerClient } from '../../shared/accounts/clients.ts';
+import type { AppContext } from '../context.ts';
+import { bearerToken } from '../http/auth.ts';
+import { HttpError, notFound } from '../http/errors.ts';
+import { ApiRouter } from '../http/route.ts';
+
+const registration = z
+  .object({
+    client_name: z.string().trim().min(1, 'required, 1 to 100 characters').max(100, 'at most 100 characters'),
+    redirect_uris: z
+      .array(z.string().max(2000, 'at most 2000 characters'))
+      .min(1, 'give at least one redirect URI')
+      .max(20, 'at most 20 redirect URIs'),
+  })
+  .superRefine((v, ctx) => {
+    v.redirect_uris.forEach((uri, i) => {
+      const problem = redirectUriProblem(uri);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['redirect_uris', i], message: problem });
+    });
+  });
+
+const registered = z.object({
+  client_id: z.string(),
+  client_secret: z.string().meta({ description: 'Shown once; stored hashed.' }),
+  client_name: z.string(),
+  redirect_uris: z.array(z.string()),
+  client_id_issued_at: z.number().int(),
+  client_secret_expires_at: z.literal(0),
+});
+
+const apiKey = z.object({
+  id: z.string(),
+  client_id: z.string(),
+  api_key: z.string().meta({ description: 'Shown once; stored hashed.' }),
+  prefix: z.string(),
+  label: z.string().nullable(),
+  created_at: z.string(),
+});
+
+const clientAuthError = () =>
+  new HttpError(401, 'Unauthorized', 'HTTP Basic authentication with the client_id and client_secret is required', [], {
+    'WWW-Authenticate': 'Basic realm="clients"',
+  });
+
+/** The calling client, authenticated with HTTP Basic (client_id:client_secret), matching the path. */
+async function clientFromBasic(app: AppContext, ctx: Context): Promise<ClientRecord> {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(ctx.get('authorization'));
+  if (!m?.[1]) throw clientAuthError();
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw clientAuthError();
+  let id: string;
+  let secret: string;
+  try {
+    id = decodeURIComponent(decoded.slice(0, colon));
+    secret = decodeURIComponent(decoded.slice(colon + 1));
+  } catch {
+    throw clientAuthError();
+  }
+  const client = await authenticateClient(app.db, id, secret);
+  if (!client) throw clientAuthError();
+  // Another client's keys do not exist for this caller.
+  if (client.id !== ctx.params.client_id) throw notFound('Client not found');
+  return client;
+}
+
+/** POST /api/v1/clients and the API keys of a client. */
+export function clientsRouter(app: AppContext): ApiRouter {
+  const r = new ApiRouter({ prefix: '/api/v1', errorFormat: 'problem', registry: app.registry, tag: 'accounts' });
+  r.add({
+    method: 'post',
+    path: '/clients',
+    summary: 'Register an OAuth client',
+    description:
+      'Returns a client id and a secret shown once (stored hashed). The client name cannot be changed. Redirect URIs must use https, or http on a loopback host. A bearer token, when sent, records the account as the owner.',
+    body: registration,
+    responses: {
+      201: { description: 'Registered', schema: registered },
+      422: { description: 'Invalid name or redirect URIs' },
+    },
+    handler: async (ctx, { body }) => {
+      let owner: string | undefined;
+      const token = bearerToken(ctx.get('authorization'));
+      if (token) owner = (await app.verifier.verify(token)).accountId;
+      const client = await registerClient(app.db, { ...body, ownerAccountId: owner });
+      ctx.status = 201;
+      ctx.set('Cache-Control', 'no-store');
+      return { ...client, client_secret_expires_at: 0 };
+    },
+  });
+  const params = z.object({ client_id: z.string().min(1).max(100) });
+  r.add({
+    method: 'post',
+    path: '/clients/:client_id/api-keys',
+    summary: 'Issue an API key (x-api-key) for a client',
+    description: 'Authenticate with HTTP Basic client_id:client_secret. The key is shown once and stored hashed.',
+    security: [],
+    params,
+    body: z.object({ label: z.string().trim().max(100, 'at most 100 characters').optional() }).optional(),
+    responses: { 201: { description: 'Issued', schema: apiKey }, 401: { description: 'Client credentials missing or wrong' } },
+    handler: async (ctx, { body }) => {
+      const client = await clientFromBasic(app, ctx);
+      ctx.status = 201;
+      ctx.set('Cache-Control', 'no-store');
+      return issueApiKey(app.db, client.id, body?.label ?? null);
+    },
+  });
+  r.add({
+    method: 'get',
+    path: '/clients/:client_id/api-keys',
+    summary: "List a client's API keys (prefixes only)",
+    params,
+    responses: { 200: { description: 'Keys' }, 401: { description: 'Client credentials missing or wrong' } },
+    handler: async (ctx) => ({ api_keys: await listApiKeys(app.db, (await clientFromBasic(app, ctx)).id) }),
+  });
+  r.add({
+    method: 'delete',
+    path: '/clients/:client_id/api-keys/:key_id',
+    summary: 'Revoke an API key',
+    params: z.object({ client_id: z.string().min(1).max(100), key_id: z.string().min(1).max(100) }),
+    responses: { 204: { description: 'Revoked' }, 404: { description: 'No such live key' } },
+    handler: async (ctx, { params: p }) => {
+      const client = await clientFromBasic(app, ctx);
+      if (!(await revokeApiKey(app.db, client.id, p.key_id))) throw notFound('API key not found or already revoked');
+      ctx.status = 204;
+    },
+  });
+  return r;
+}

@@ -1,0 +1,160 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { type Configuration, Provider, errors } from 'oidc-provider';
+import { findAccountById, oidcClaims } from '../../shared/accounts/accounts.ts';
+import { secretMatches } from '../../shared/accounts/secrets.ts';
+import { postgresAdapterFactory } from '../../shared/auth/oidc-adapter.ts';
+import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
+import type { Config } from '../../shared/config.ts';
+import type { Db } from '../../shared/db/database.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
+import { escapeHtml } from './html.ts';
+
+/**
+ * The resource indicator (RFC 8707) of our APIs. Access tokens issued for it are JWTs whose
+ * `aud` is AUTH_AUDIENCE, the audience the resource-server verifier (api/http/auth.ts) pins.
+ * Clients need not send `resource`: it is the default.
+ */
+export const API_RESOURCE = 'urn:sports-backend:api';
+export const API_SCOPE = 'api';
+export const OIDC_SCOPES = ['openid', 'profile', 'email'];
+
+/** Token lifetimes (seconds). 15 minutes is the tracking spec's bearer validity. */
+export const TTL = {
+  AccessToken: 900,
+  IdToken: 900,
+  AuthorizationCode: 60,
+  Interaction: 3600,
+  Session: 14 * 24 * 3600,
+  Grant: 14 * 24 * 3600,
+};
+
+/** Where oidc-provider's endpoints live (DESIGN: accounts own /authorize, /.well-known, /oauth/...). */
+export const PROVIDER_ROUTES = {
+  authorization: '/authorize',
+  token: '/token',
+  jwks: '/jwks',
+  userinfo: '/oauth/userinfo',
+  end_session: '/oauth/logout',
+  revocation: '/oauth/revoke',
+  introspection: '/oauth/introspect',
+  pushed_authorization_request: '/oauth/par',
+} as const;
+
+export async function createProvider(db: Db, config: Config, logger?: Logger): Promise<Provider> {
+  const keys = await ensureSigningKeys(db);
+  const configuration: Configuration = {
+    adapter: postgresAdapterFactory(db),
+    jwks: { keys: keys.map((k) => k.privateJwk) as never },
+    cookies: {
+      keys: config.COOKIE_KEYS.split(',').map((k) => k.trim()),
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    routes: PROVIDER_ROUTES,
+    responseTypes: ['code', 'id_token', 'id_token token', 'none'],
+    scopes: OIDC_SCOPES,
+    claims: {
+      openid: ['sub'],
+      profile: ['given_name', 'family_name', 'name', 'gender', 'birthdate', 'locale', 'picture', 'roles', 'ldid', 'user_id'],
+      email: ['email', 'email_verified'],
+    },
+    ttl: TTL,
+    // PKCE is required for public clients (all our clients are confidential); when a client
+    // sends a code_challenge, the code_verifier is always checked.
+    pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
+    enabledJWA: { idTokenSigningAlgValues: ['RS256'], requestObjectSigningAlgValues: ['RS256', 'ES256'] },
+    features: {
+      devInteractions: { enabled: false },
+      revocation: { enabled: true },
+      introspection: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => API_RESOURCE,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (indicator !== API_RESOURCE) throw new errors.InvalidTarget();
+          return {
+            scope: API_SCOPE,
+            audience: config.AUTH_AUDIENCE,
+            accessTokenTTL: TTL.AccessToken,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+    // The claims the resource-server verifier and services read: roles and ldid.
+    extraTokenClaims: async (_ctx, token) => {
+      if (!('accountId' in token) || !token.accountId) return undefined;
+      const account = await findAccountById(db, String(token.accountId));
+      return account ? { roles: account.roles, ldid: account.ldid, user_id: account.number } : undefined;
+    },
+    findAccount: async (_ctx, sub) => {
+      const account = await findAccountById(db, sub);
+      if (!account) return undefined;
+      return { accountId: account.id, claims: () => oidcClaims(account) };
+    },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    clientBasedCORS: () => true,
+    renderError: (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head>
+<body><main><h1>Sign-in error</h1><p role="alert">${escapeHtml(String(out.error))}: ${escapeHtml(String(out.error_description ?? ''))}</p></main></body></html>`;
+    },
+  };
+  const provider = new Provider(config.issuer, configuration);
+  provider.proxy = config.TRUST_PROXY;
+  // oidc-provider answers its own errors; server errors are logged here (never shown to users).
+  provider.on('server_error', (_ctx, err) => logger?.error({ err }, 'identity provider error'));
+  // Client secrets are stored hashed (oauth_clients.secret_hash): compare hashes.
+  provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret: string }, actual: string) {
+    return Promise.resolve(typeof actual === 'string' && secretMatches(actual, this.clientSecret));
+  } as never;
+  return provider;
+}
+
+/** Runs oidc-provider's Koa middleware on the app's own context (what koa-mount does). */
+export function providerMiddleware(provider: Provider): Middleware {
+  const stack = provider.middleware as unknown as Middleware[];
+  return (ctx, next) => {
+    // Signed cookies with the provider's keys (COOKIE_KEYS), not the host app's.
+    ctx.cookies = provider.createContext(ctx.req, ctx.res).cookies;
+    let index = -1;
+    const dispatch = (i: number): Promise<unknown> => {
+      if (i <= index) return Promise.reject(new Error('next() called multiple times'));
+      index = i;
+      const fn = i === stack.length ? next : stack[i];
+      if (!fn) return Promise.resolve();
+      try {
+        return Promise.resolve(fn(ctx, () => dispatch(i + 1)));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+    return dispatch(0);
+  };
+}
+
+/** A router that hands oidc-provider's paths to it. */
+export function providerRouter(provider: Provider): Router {
+  const router = new Router();
+  const delegate = providerMiddleware(provider);
+  const r = PROVIDER_ROUTES;
+  const paths = [
+    '/.well-known/openid-configuration',
+    r.authorization,
+    `${r.authorization}/:uid`,
+    r.token,
+    r.jwks,
+    r.userinfo,
+    r.end_session,
+    `${r.end_session}/confirm`,
+    `${r.end_session}/success`,
+    r.revocation,
+    r.introspection,
+    r.pushed_authorization_request,
+  ];
+  for (const path of paths) router.all(path, delegate);
+  return router;
+}

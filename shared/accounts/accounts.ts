@@ -1,0 +1,164 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { Role } from '../db/schema/accounts.ts';
+import { dummyHash, hashPassword, verifyPassword } from './passwords.ts';
+
+export interface Account {
+  id: string;
+  number: number;
+  ldid: string;
+  email: string | null;
+  first_name: string;
+  last_name: string;
+  gender: number | null;
+  birth_date: string | null;
+  language: string | null;
+  country: string | null;
+  image_url: string | null;
+  roles: Role[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = [
+  'id',
+  'number',
+  'ldid',
+  'email',
+  'first_name',
+  'last_name',
+  'gender',
+  sql<string | null>`to_char(birth_date, 'YYYY-MM-DD')`.as('birth_date'),
+  'language',
+  'country',
+  'image_url',
+  'roles',
+  'created_at',
+  'updated_at',
+] as const;
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+export async function findAccountById(db: Db, id: string): Promise<Account | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  return (await db.selectFrom('accounts').select(COLUMNS).where('id', '=', id).executeTakeFirst()) as
+    | Account
+    | undefined;
+}
+
+export async function findAccountByEmail(db: Db, email: string): Promise<Account | undefined> {
+  return (await db
+    .selectFrom('accounts')
+    .select(COLUMNS)
+    .where(sql`lower(email)`, '=', normalizeEmail(email))
+    .executeTakeFirst()) as Account | undefined;
+}
+
+export interface NewAccount {
+  email: string;
+  password?: string | undefined;
+  first_name?: string | undefined;
+  last_name?: string | undefined;
+  gender?: number | null | undefined;
+  birth_date?: string | null | undefined;
+  language?: string | null | undefined;
+  country?: string | null | undefined;
+  roles?: Role[] | undefined;
+}
+
+export class EmailTakenError extends Error {}
+
+export async function createAccount(db: Db, input: NewAccount): Promise<Account> {
+  const values = {
+    email: normalizeEmail(input.email),
+    password_hash: input.password ? await hashPassword(input.password) : null,
+    first_name: input.first_name ?? '',
+    last_name: input.last_name ?? '',
+    gender: input.gender ?? null,
+    birth_date: input.birth_date ?? null,
+    language: input.language ?? null,
+    country: input.country ?? null,
+    roles: input.roles ?? (['user'] as Role[]),
+  };
+  const row = await db
+    .insertInto('accounts')
+    .values(values)
+    .onConflict((oc) => oc.expression(sql`lower(email)`).where('email', 'is not', null).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!row) throw new EmailTakenError('An account with this email already exists');
+  return (await findAccountById(db, row.id)) as Account;
+}
+
+/** The account when the email and password match; the same work is done when the email is unknown. */
+export async function authenticate(db: Db, email: string, password: string): Promise<Account | undefined> {
+  const row = await db
+    .selectFrom('accounts')
+    .select(['id', 'password_hash'])
+    .where(sql`lower(email)`, '=', normalizeEmail(email))
+    .executeTakeFirst();
+  const ok = await verifyPassword(password, row?.password_hash ?? (await dummyHash()));
+  if (!ok || !row?.password_hash) return undefined;
+  return findAccountById(db, row.id);
+}
+
+/** Finds the account by email or creates it; adds the given roles (never removes any). */
+export async function ensureAccountWithRoles(
+  db: Db,
+  input: { email: string; roles: Role[]; password?: string; first_name?: string; last_name?: string },
+): Promise<{ account: Account; created: boolean }> {
+  const existing = await findAccountByEmail(db, input.email);
+  if (!existing) {
+    const roles = [...new Set<Role>(['user', ...input.roles])];
+    return { account: await createAccount(db, { ...input, roles }), created: true };
+  }
+  const roles = [...new Set<Role>([...existing.roles, ...input.roles])];
+  const update: { roles: Role[]; password_hash?: string; updated_at: ReturnType<typeof sql<Date>> } = {
+    roles,
+    updated_at: sql<Date>`now()`,
+  };
+  if (input.password) update.password_hash = await hashPassword(input.password);
+  await db.updateTable('accounts').set(update).where('id', '=', existing.id).execute();
+  return { account: (await findAccountById(db, existing.id)) as Account, created: false };
+}
+
+/** The places service's `user` object. */
+export function placesUser(a: Account) {
+  return { identifier: a.id, first_name: a.first_name, last_name: a.last_name, staff: a.roles.includes('staff') };
+}
+
+/** Tracking's `/api/me` account fields (dates as epoch milliseconds). */
+export function trackingMe(a: Account) {
+  return {
+    email: a.email,
+    firstName: a.first_name,
+    lastName: a.last_name,
+    gender: a.gender,
+    birthdate: a.birth_date ? Date.parse(`${a.birth_date}T00:00:00Z`) : null,
+    created: a.created_at.getTime(),
+    country: a.country,
+    language: a.language,
+    imageUrl: a.image_url,
+    roles: a.roles.map((r) => `ROLE_${r.toUpperCase()}`),
+    ldid: a.ldid,
+  };
+}
+
+/** OpenID Connect standard claims for the id_token and userinfo. */
+export function oidcClaims(a: Account) {
+  return {
+    sub: a.id,
+    email: a.email ?? undefined,
+    email_verified: false,
+    given_name: a.first_name || undefined,
+    family_name: a.last_name || undefined,
+    name: [a.first_name, a.last_name].filter(Boolean).join(' ') || undefined,
+    gender: a.gender === null ? undefined : String(a.gender),
+    birthdate: a.birth_date ?? undefined,
+    locale: a.language ?? undefined,
+    picture: a.image_url ?? undefined,
+    roles: a.roles,
+    ldid: a.ldid,
+    user_id: a.number,
+  };
+}

@@ -1,0 +1,73 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { hashSecret, newSecret } from './secrets.ts';
+
+export interface IssuedApiKey {
+  id: string;
+  client_id: string;
+  /** The key itself: shown once, stored hashed. */
+  api_key: string;
+  prefix: string;
+  label: string | null;
+  created_at: string;
+}
+
+export async function issueApiKey(db: Db, clientId: string, label?: string | null): Promise<IssuedApiKey> {
+  const key = newSecret('sk');
+  const prefix = key.slice(0, 10);
+  const row = await db
+    .insertInto('api_keys')
+    .values({ client_id: clientId, prefix, key_hash: hashSecret(key), label: label ?? null })
+    .returning(['id', 'created_at'])
+    .executeTakeFirstOrThrow();
+  return { id: row.id, client_id: clientId, api_key: key, prefix, label: label ?? null, created_at: row.created_at.toISOString() };
+}
+
+export async function listApiKeys(db: Db, clientId: string) {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(['id', 'prefix', 'label', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('client_id', '=', clientId)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    prefix: r.prefix,
+    label: r.label,
+    created_at: r.created_at.toISOString(),
+    last_used_at: r.last_used_at?.toISOString() ?? null,
+    revoked_at: r.revoked_at?.toISOString() ?? null,
+  }));
+}
+
+/** True when a live key of this client was revoked now. */
+export async function revokeApiKey(db: Db, clientId: string, keyId: string): Promise<boolean> {
+  if (!/^[0-9a-f-]{36}$/i.test(keyId)) return false;
+  const res = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: sql`now()` })
+    .where('id', '=', keyId)
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}
+
+/** The live key matching this value (its client not revoked), or undefined. */
+export async function findApiKey(db: Db, key: string): Promise<{ id: string; clientId: string } | undefined> {
+  if (key.length < 10 || key.length > 200) return undefined;
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('oauth_clients', 'oauth_clients.id', 'api_keys.client_id')
+    .select(['api_keys.id', 'api_keys.client_id', 'api_keys.last_used_at'])
+    .where('api_keys.key_hash', '=', hashSecret(key))
+    .where('api_keys.revoked_at', 'is', null)
+    .where('oauth_clients.revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  // Record use at most once a minute per key (cheap, and enough to spot dead keys).
+  if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
+    await db.updateTable('api_keys').set({ last_used_at: sql`now()` }).where('id', '=', row.id).execute();
+  }
+  return { id: row.id, clientId: row.client_id };
+}

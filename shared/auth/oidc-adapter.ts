@@ -1,0 +1,130 @@
+import { sql } from 'kysely';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Db } from '../db/database.ts';
+import { LOOPBACK_HOSTS, findClient } from '../accounts/clients.ts';
+
+/**
+ * oidc-provider storage in Postgres (table oidc_payloads), so every API process sees the same
+ * sessions, interactions, codes and grants. Clients are read from oauth_clients (registered
+ * through POST /api/v1/clients), never written by the provider.
+ */
+export function postgresAdapterFactory(db: Db) {
+  return class PostgresAdapter implements Adapter {
+    readonly model: string;
+
+    constructor(model: string) {
+      this.model = model;
+    }
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      if (this.model === 'Client') return;
+      const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
+      await db
+        .insertInto('oidc_payloads')
+        .values({
+          model: this.model,
+          id,
+          payload: JSON.stringify(payload),
+          grant_id: payload.grantId ?? null,
+          user_code: payload.userCode ?? null,
+          uid: payload.uid ?? null,
+          expires_at: expiresAt,
+        })
+        .onConflict((oc) =>
+          oc.columns(['model', 'id']).doUpdateSet({
+            payload: JSON.stringify(payload),
+            grant_id: payload.grantId ?? null,
+            user_code: payload.userCode ?? null,
+            uid: payload.uid ?? null,
+            expires_at: expiresAt,
+          }),
+        )
+        .execute();
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.model === 'Client') return clientMetadata(db, id);
+      const row = await db
+        .selectFrom('oidc_payloads')
+        .select(['payload', 'consumed_at'])
+        .where('model', '=', this.model)
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
+        .executeTakeFirst();
+      if (!row) return undefined;
+      return {
+        ...(row.payload as AdapterPayload),
+        ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at.getTime() / 1000) } : {}),
+      };
+    }
+
+    async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      const row = await db
+        .selectFrom('oidc_payloads')
+        .select('id')
+        .where('model', '=', this.model)
+        .where('user_code', '=', userCode)
+        .executeTakeFirst();
+      return row ? this.find(row.id) : undefined;
+    }
+
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      const row = await db
+        .selectFrom('oidc_payloads')
+        .select('id')
+        .where('model', '=', this.model)
+        .where('uid', '=', uid)
+        .executeTakeFirst();
+      return row ? this.find(row.id) : undefined;
+    }
+
+    async consume(id: string): Promise<void> {
+      await db
+        .updateTable('oidc_payloads')
+        .set({ consumed_at: sql`now()` })
+        .where('model', '=', this.model)
+        .where('id', '=', id)
+        .execute();
+    }
+
+    async destroy(id: string): Promise<void> {
+      await db.deleteFrom('oidc_payloads').where('model', '=', this.model).where('id', '=', id).execute();
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await db.deleteFrom('oidc_payloads').where('grant_id', '=', grantId).execute();
+    }
+  };
+}
+
+/** Deletes expired provider records (call from time to time; expired ones are already ignored). */
+export async function purgeExpiredOidcPayloads(db: Db): Promise<number> {
+  const res = await db.deleteFrom('oidc_payloads').where('expires_at', '<', sql<Date>`now()`).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/**
+ * A registered client as oidc-provider sees it. The secret is stored hashed: `client_secret`
+ * carries the hash and the provider's secret comparison is replaced (see api/accounts/provider.ts).
+ * Clients with an http loopback redirect URI are "native" (the only type oidc-provider lets use
+ * http loopback redirects with the implicit flow); others are "web" (https only).
+ */
+async function clientMetadata(db: Db, id: string): Promise<AdapterPayload | undefined> {
+  const client = await findClient(db, id);
+  if (!client) return undefined;
+  const loopback = client.redirectUris.some((u) => {
+    const url = URL.parse(u);
+    return url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
+  });
+  return {
+    client_id: client.id,
+    client_secret: client.secretHash,
+    client_name: client.name,
+    redirect_uris: loopback ? client.redirectUris.filter((u) => !u.startsWith('https://localhost') && !u.startsWith('https://127.0.0.1') && !u.startsWith('https://[::1]')) : client.redirectUris,
+    application_type: loopback ? 'native' : 'web',
+    grant_types: ['authorization_code', 'implicit'],
+    response_types: ['code', 'id_token', 'id_token token'],
+    token_endpoint_auth_method: 'client_secret_basic',
+    id_token_signed_response_alg: 'RS256',
+  };
+}
