@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { ServiceName } from '../shared/config.ts';
 import type { AppContext } from './context.ts';
+import { placesService } from './places/index.ts';
 import { accountsService } from './accounts/index.ts';
 import { placesPicturesService } from './places/pictures.ts';
 
@@ -12,6 +13,7 @@ export interface ServiceModule {
 
 /** Every service this build ships; the API mounts those named in SERVICES. */
 export const SERVICES: ServiceModule[] = [
+  placesService,
   placesPicturesService,
   accountsService,
 ];

@@ -14,6 +14,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       slug text not null unique,
       name text not null,
       geom geometry(Geometry, 4326) not null,
+      -- The posted GeoJSON when it has elevations (geom is 2D): returned as sent. Null otherwise.
+      geojson jsonb,
       address text,
       city text,
       province text,

@@ -12,6 +12,8 @@ export interface PlacesTable {
   name: string;
   /** geometry(Geometry, 4326): write with ST_GeomFromGeoJSON, read with ST_AsGeoJSON. */
   geom: ColumnType<unknown, unknown, unknown>;
+  /** The posted geometry when it has elevations (geom is 2D); null otherwise. */
+  geojson: ColumnType<unknown, string | null | undefined, string | null>;
   address: string | null;
   city: string | null;
   province: string | null;

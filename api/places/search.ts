@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import {
+  buildCountQuery,
+  buildSearchQuery,
+  DEFAULT_LIMIT,
+  MAX_EXTENT_KM,
+  MAX_LIMIT,
+  parseSearchQuery,
+} from '../../shared/places/search.ts';
+import type { AppContext } from '../context.ts';
+import { unprocessable } from '../http/errors.ts';
+import type { ApiRouter } from '../http/route.ts';
+import { geometrySchema, problem } from './schemas.ts';
+
+const lngLat = (description: string) => z.string().optional().meta({ description, example: '3.06,50.63' });
+const int = (description: string) => z.string().optional().meta({ description });
+
+/** Documents the query string; parseSearchQuery checks it (pairs, ranges, 100 km, limit). */
+const searchQuery = z.object({
+  sw: lngLat('south-west corner `lng,lat`; with ne'),
+  ne: lngLat('north-east corner `lng,lat`; with sw'),
+  origin: lngLat('centre `lng,lat` of a radius search; with radius'),
+  radius: z
+    .string()
+    .optional()
+    .meta({ description: `kilometres around origin, at most ${MAX_EXTENT_KM}` }),
+  user_origin: lngLat('end-user position for proximity order (default: origin, or the box centre)'),
+  sports: z.string().optional().meta({ description: 'comma-separated sport ids', example: '357,340' }),
+  tags: z.string().optional().meta({ description: 'comma-separated tag slugs; all must match one activity' }),
+  surface: z.string().optional().meta({ description: 'comma-separated surfaces (any)' }),
+  min_difficulty: int('0..2'),
+  max_difficulty: int('0..2'),
+  min_duration: int('minutes'),
+  max_duration: int('minutes'),
+  min_distance: int('metres'),
+  max_distance: int('metres'),
+  min_elevation_gain: int('metres'),
+  max_elevation_gain: int('metres'),
+  min_cellphone_service: int('0..2'),
+  max_cellphone_service: int('0..2'),
+  min_quality: int('0..2'),
+  max_quality: int('0..2'),
+  limit: int(`results per page, 1..${MAX_LIMIT}, default ${DEFAULT_LIMIT}`),
+  page: int('page number from 1'),
+  created_at: z.enum(['asc', 'desc']).optional().meta({ description: 'order by creation date (then proximity)' }),
+  days: int('only places created within this many days'),
+  partner: z.string().optional().meta({ description: 'partner slug' }),
+  featured: z.enum(['true', 'false']).optional(),
+});
+
+const featureSchema = z.object({
+  type: z.literal('Feature'),
+  geometry: geometrySchema,
+  properties: z.object({
+    uuid: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    proximity: z
+      .number()
+      .meta({ description: 'km from user_origin (or origin, or the box centre) to the nearest point' }),
+    external_place_id: z.string().nullable(),
+    contact_details: z.record(z.string(), z.string().nullable()),
+    address_components: z.record(z.string(), z.string().nullable()),
+    activities: z.array(
+      z.object({ sport_id: z.number(), tags: z.array(z.string()), attributes: z.record(z.string(), z.unknown()) }),
+    ),
+  }),
+});
+
+export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
+  router.add({
+    method: 'get',
+    path: '/places',
+    summary: 'Search places by bounding box or radius',
+    description: [
+      'A location is required: `sw`+`ne` or `origin`+`radius` (km), each at most 100 km; a search without one is a 422 naming `origin`.',
+      `Results are approved places ordered by proximity to user_origin (else origin, else the box centre); lines and polygons match when they cross the area, their proximity is to their nearest point. Default limit ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}. count is the total number of matches; links.next is null on the last page.`,
+      'Every invalid parameter is a 422 whose errors name it (query.radius, query.ne...).',
+    ].join('\n\n'),
+    query: searchQuery,
+    responses: {
+      200: {
+        description: 'Search result envelope',
+        schema: z.object({
+          links: z.object({ self: z.string(), next: z.string().nullable() }),
+          count: z.number().int(),
+          data: z.object({ type: z.literal('FeatureCollection'), features: z.array(featureSchema) }),
+        }),
+      },
+      422: problem('Invalid search parameter (named in errors[].path)'),
+    },
+    handler: async (ctx) => {
+      const { params, errors } = parseSearchQuery(ctx.query);
+      if (!params) throw unprocessable(errors, 'Invalid search query');
+      const rows = await buildSearchQuery(app.db, params).execute();
+      let count = rows[0]?.total ?? undefined;
+      if (count === undefined)
+        count = params.page === 1 ? 0 : (await buildCountQuery(app.db, params).executeTakeFirstOrThrow()).n;
+      const base = `${app.config.PUBLIC_URL}/api/v1/places`;
+      const url = (page: number) => {
+        const qs = new URLSearchParams(ctx.querystring);
+        qs.set('page', String(page));
+        if (!qs.has('limit')) qs.set('limit', String(params.limit));
+        return `${base}?${qs.toString()}`;
+      };
+      const more = params.page * params.limit < count;
+      return {
+        links: {
+          self: ctx.querystring ? `${base}?${ctx.querystring}` : base,
+          next: more ? url(params.page + 1) : null,
+        },
+        count,
+        data: {
+          type: 'FeatureCollection',
+          features: rows.map((r) => ({
+            type: 'Feature',
+            geometry: JSON.parse(r.geojson),
+            properties: {
+              uuid: r.uuid,
+              name: r.name,
+              slug: r.slug,
+              proximity: Math.round(Number(r.proximity_m)) / 1000,
+              external_place_id: r.external_place_id,
+              contact_details: {
+                email: r.email,
+                phone: r.phone,
+                website: r.website,
+                booking_url: r.booking_url,
+                social_username: r.social_username,
+              },
+              address_components: { address: r.address, city: r.city, province: r.province, country: r.country },
+              activities: r.activities,
+            },
+          })),
+        },
+      };
+    },
+  });
+}

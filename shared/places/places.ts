@@ -1,0 +1,174 @@
+import countries from 'i18n-iso-countries';
+import { sql } from 'kysely';
+import slugify from 'slugify';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { PlaceStatus } from '../db/schema/places.ts';
+import {
+  type ActivityRow,
+  activityJson,
+  activityQuery,
+  isUuid,
+  type UserJson,
+  userJson,
+  type Viewer,
+  visibleTo,
+} from './activities.ts';
+import type { Geometry } from './geojson.ts';
+import { DEFAULT_LOCALE, type Locale } from './locale.ts';
+
+export const isCountryCode = (c: string): boolean => /^[A-Z]{2}$/.test(c) && countries.isValid(c);
+
+/** `YYYY-MM-DD HH:MM:SS UTC`, the spec's created_at format. */
+export function formatCreatedAt(d: Date): string {
+  return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** One place with what its JSON needs (geometry as GeoJSON text, creator). */
+export interface PlaceRow {
+  id: number;
+  uuid: string;
+  slug: string;
+  name: string;
+  geojson: string;
+  address: string | null;
+  city: string | null;
+  province: string | null;
+  country: string;
+  email: string | null;
+  phone: string | null;
+  website: string | null;
+  booking_url: string | null;
+  social_username: string | null;
+  external_place_id: string | null;
+  created_by: string | null;
+  status: PlaceStatus;
+  featured: boolean;
+  partner: string | null;
+  created_at: Date;
+  user_first_name: string | null;
+  user_last_name: string | null;
+  user_roles: string[] | null;
+}
+
+function placeQuery(db: Db) {
+  return db
+    .selectFrom('places as p')
+    .leftJoin('accounts as u', 'u.id', 'p.created_by')
+    .select([
+      'p.id',
+      'p.uuid',
+      'p.slug',
+      'p.name',
+      sql<string>`coalesce(p.geojson::text, st_asgeojson(p.geom))`.as('geojson'),
+      'p.address',
+      'p.city',
+      'p.province',
+      'p.country',
+      'p.email',
+      'p.phone',
+      'p.website',
+      'p.booking_url',
+      'p.social_username',
+      'p.external_place_id',
+      'p.created_by',
+      'p.status',
+      'p.featured',
+      'p.partner',
+      'p.created_at',
+      'u.first_name as user_first_name',
+      'u.last_name as user_last_name',
+      'u.roles as user_roles',
+    ]);
+}
+
+/** A place by uuid or slug, if the viewer may see it (approved, own, or staff). */
+export async function findPlace(db: Db, uuidOrSlug: string, viewer?: Viewer): Promise<PlaceRow | undefined> {
+  let q = placeQuery(db).where(visibleTo(viewer));
+  q = isUuid(uuidOrSlug) ? q.where('p.uuid', '=', uuidOrSlug) : q.where('p.slug', '=', uuidOrSlug);
+  return (await q.executeTakeFirst()) as PlaceRow | undefined;
+}
+
+/** A place by uuid whatever its status (callers decide what the viewer may do). */
+export async function findPlaceAnyStatus(db: Db, uuid: string): Promise<PlaceRow | undefined> {
+  if (!isUuid(uuid)) return undefined;
+  return (await placeQuery(db).where('p.uuid', '=', uuid).executeTakeFirst()) as PlaceRow | undefined;
+}
+
+export async function placeActivities(db: Db, placeIds: number[]): Promise<ActivityRow[]> {
+  if (!placeIds.length) return [];
+  return (await activityQuery(db).where('a.place_id', 'in', placeIds).orderBy('a.sport_id').execute()) as ActivityRow[];
+}
+
+/** The note in `locale`, falling back to `en`, then null. */
+export async function placeNotes(db: Db, placeId: number, locale: Locale): Promise<string | null> {
+  const rows = await db
+    .selectFrom('place_notes')
+    .select(['locale', 'text'])
+    .where('place_id', '=', placeId)
+    .where('locale', 'in', [locale, DEFAULT_LOCALE])
+    .execute();
+  return (rows.find((r) => r.locale === locale) ?? rows.find((r) => r.locale === DEFAULT_LOCALE))?.text ?? null;
+}
+
+export interface PlaceJson {
+  type: 'Feature';
+  geometry: Geometry;
+  properties: Record<string, unknown>;
+}
+
+/** The single-place GeoJSON Feature (specs/places-service.md, Place). */
+export async function placeJson(
+  db: Db,
+  row: PlaceRow,
+  config: Pick<Config, 'PUBLIC_URL'>,
+  locale: Locale,
+  options: { userAsList?: boolean } = {},
+): Promise<PlaceJson> {
+  const [activities, notes] = await Promise.all([placeActivities(db, [row.id]), placeNotes(db, row.id, locale)]);
+  const user = userJson(row.created_by, row.user_first_name, row.user_last_name, row.user_roles);
+  return {
+    type: 'Feature',
+    geometry: JSON.parse(row.geojson) as Geometry,
+    properties: {
+      uuid: row.uuid,
+      name: row.name,
+      slug: row.slug,
+      proximity: null,
+      user: options.userAsList ? updateUsers(user) : user,
+      partner: row.partner,
+      featured: row.featured,
+      status: row.status,
+      created_at: formatCreatedAt(row.created_at),
+      external_place_id: row.external_place_id,
+      contact_details: {
+        email: row.email,
+        phone: row.phone,
+        website: row.website,
+        booking_url: row.booking_url,
+        social_username: row.social_username,
+      },
+      address_components: { address: row.address, city: row.city, province: row.province, country: row.country },
+      activities: activities.map((a) => activityJson(a, config)),
+      notes,
+    },
+  };
+}
+
+/** After an update the spec shows `user` as an array of objects with `user_id`. */
+function updateUsers(user: UserJson | null) {
+  if (!user) return [];
+  const { identifier, ...rest } = user;
+  return [{ user_id: identifier, ...rest }];
+}
+
+const RESERVED_SLUGS = new Set(['pending']);
+
+/** A unique slug from the name: `name`, else `name-<8 hex of the uuid>` (also when the name has no latin letters). */
+export async function uniqueSlug(db: Db, name: string, uuid: string): Promise<string> {
+  const base = slugify(name, { lower: true, strict: true, trim: true }).slice(0, 80).replace(/-+$/, '');
+  const suffix = uuid.replace(/-/g, '').slice(0, 8);
+  if (!base || RESERVED_SLUGS.has(base) || isUuid(base)) return base ? `${base}-${suffix}` : `place-${suffix}`;
+  const taken = await db.selectFrom('places').select('id').where('slug', '=', base).executeTakeFirst();
+  return taken ? `${base}-${suffix}` : base;
+}

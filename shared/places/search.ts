@@ -1,0 +1,316 @@
+import { type Expression, type SqlBool, sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import { distanceKm, type FieldError, parseLngLat } from './geojson.ts';
+import placesReferential from '../referentials/places-tags-filters.json' with { type: 'json' };
+
+/** Default page size when `limit` is absent (docs/places.md), and the spec's maximum. */
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+/** Longest radius and bounding-box side, in kilometres. */
+export const MAX_EXTENT_KM = 100;
+
+/** Search bounds on activity filter values: `min_<filter>` / `max_<filter>`. Levels are 0..2. */
+export const RANGE_FILTERS = {
+  difficulty: 'level',
+  duration: 'number',
+  distance: 'number',
+  elevation_gain: 'number',
+  cellphone_service: 'level',
+  quality: 'level',
+} as const;
+type RangeFilter = keyof typeof RANGE_FILTERS;
+
+const KNOWN_TAGS = new Set(placesReferential.tags);
+const SURFACES = new Set(placesReferential.filters.find((f) => f.slug === 'surface')?.values ?? []);
+
+export type LngLat = [number, number];
+export type SearchArea =
+  | { kind: 'bbox'; sw: LngLat; ne: LngLat }
+  | { kind: 'radius'; origin: LngLat; radiusKm: number };
+
+export interface SearchParams {
+  area: SearchArea;
+  /** Point results are ordered by (user_origin, else origin, else the box centre). */
+  reference: LngLat;
+  sports?: number[];
+  tags?: string[];
+  surface?: string[];
+  ranges: { filter: RangeFilter; min?: number; max?: number }[];
+  createdAt?: 'asc' | 'desc';
+  days?: number;
+  partner?: string;
+  featured?: boolean;
+  limit: number;
+  page: number;
+}
+
+type Raw = Record<string, string | string[] | undefined>;
+
+/**
+ * Validates the search query string; every problem is reported with its parameter
+ * (`query.radius`). A location (sw+ne or origin+radius) is required (docs/places.md).
+ */
+export function parseSearchQuery(raw: Raw): { params?: SearchParams; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const err = (name: string, message: string) => errors.push({ path: `query.${name}`, message });
+  const get = (name: string): string | undefined => {
+    const v = raw[name];
+    if (Array.isArray(v)) {
+      err(name, `${name} was given more than once`);
+      return undefined;
+    }
+    return v;
+  };
+  const point = (name: string): LngLat | undefined => {
+    const v = get(name);
+    if (v === undefined) return undefined;
+    const r = parseLngLat(v, name);
+    if (r.error) errors.push(r.error);
+    return r.point;
+  };
+  const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
+    const v = get(name);
+    if (v === undefined) return undefined;
+    if (!/^-?\d+$/.test(v.trim())) {
+      err(name, `${name} must be an integer`);
+      return undefined;
+    }
+    const n = Number(v);
+    if (n < min || n > max) {
+      err(
+        name,
+        max === Number.MAX_SAFE_INTEGER
+          ? `${name} must be at least ${min}`
+          : `${name} must be between ${min} and ${max}`,
+      );
+      return undefined;
+    }
+    return n;
+  };
+  const list = (name: string): string[] | undefined => {
+    const v = get(name);
+    if (v === undefined) return undefined;
+    const items = v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (!items.length) err(name, `${name} must be a comma-separated list`);
+    return items;
+  };
+
+  const has = (name: string) => raw[name] !== undefined;
+  const sw = point('sw');
+  const ne = point('ne');
+  const origin = point('origin');
+  const userOrigin = point('user_origin');
+  let radius: number | undefined;
+  if (has('radius')) {
+    const v = get('radius');
+    const n = v === undefined || v.trim() === '' ? Number.NaN : Number(v);
+    if (!Number.isFinite(n) || n <= 0) err('radius', 'radius must be a number of kilometres greater than 0');
+    else if (n > MAX_EXTENT_KM) err('radius', `radius must not exceed ${MAX_EXTENT_KM} km`);
+    else radius = n;
+  }
+  if (has('sw') !== has('ne')) err(has('sw') ? 'ne' : 'sw', 'sw and ne must be sent together');
+  if (has('origin') !== has('radius'))
+    err(has('origin') ? 'radius' : 'origin', 'origin and radius must be sent together');
+  if (has('sw') && has('origin'))
+    err('origin', 'send either a bounding box (sw, ne) or a radius (origin, radius), not both');
+  if (!has('sw') && !has('ne') && !has('origin') && !has('radius'))
+    err('origin', 'a location is required: sw and ne (bounding box) or origin and radius (km)');
+  let area: SearchArea | undefined;
+  if (sw && ne) {
+    if (sw[1] > ne[1]) err('sw', 'sw must be south of ne (sw latitude ≤ ne latitude)');
+    else if (sw[0] > ne[0]) err('sw', 'sw must be west of ne (boxes across the antimeridian are not supported)');
+    else {
+      const width = distanceKm(sw, [ne[0], sw[1]]);
+      const height = distanceKm(sw, [sw[0], ne[1]]);
+      if (Math.max(width, height) > MAX_EXTENT_KM)
+        err(
+          'ne',
+          `the bounding box must not exceed ${MAX_EXTENT_KM} km per side (it is ${Math.round(Math.max(width, height))} km)`,
+        );
+      else area = { kind: 'bbox', sw, ne };
+    }
+  } else if (origin && radius !== undefined) area = { kind: 'radius', origin, radiusKm: radius };
+
+  let sports: number[] | undefined;
+  const sportItems = list('sports');
+  if (sportItems) {
+    if (sportItems.every((s) => /^\d{1,9}$/.test(s))) sports = sportItems.map(Number);
+    else err('sports', 'sports must be comma-separated sport ids (integers)');
+  }
+  const tags = list('tags');
+  const unknownTags = tags?.filter((t) => !KNOWN_TAGS.has(t)) ?? [];
+  if (unknownTags.length) err('tags', `unknown tag(s): ${unknownTags.join(', ')}`);
+  const surface = list('surface');
+  const unknownSurfaces = surface?.filter((s) => !SURFACES.has(s)) ?? [];
+  if (unknownSurfaces.length)
+    err('surface', `unknown surface(s): ${unknownSurfaces.join(', ')}; known: ${[...SURFACES].join(', ')}`);
+
+  const ranges: SearchParams['ranges'] = [];
+  for (const [filter, type] of Object.entries(RANGE_FILTERS) as [RangeFilter, string][]) {
+    const max = type === 'level' ? 2 : undefined;
+    const lo = int(`min_${filter}`, 0, max);
+    const hi = int(`max_${filter}`, 0, max);
+    if (lo !== undefined && hi !== undefined && lo > hi)
+      err(`min_${filter}`, `min_${filter} must not exceed max_${filter}`);
+    else if (lo !== undefined || hi !== undefined)
+      ranges.push({ filter, ...(lo !== undefined ? { min: lo } : {}), ...(hi !== undefined ? { max: hi } : {}) });
+  }
+  let createdAt: 'asc' | 'desc' | undefined;
+  const ca = get('created_at');
+  if (ca !== undefined) {
+    if (ca === 'asc' || ca === 'desc') createdAt = ca;
+    else err('created_at', 'created_at must be asc or desc');
+  }
+  const days = int('days', 1, 36_500);
+  const partner = get('partner');
+  if (partner !== undefined && !/^[a-z0-9][a-z0-9_-]{0,99}$/i.test(partner))
+    err('partner', 'partner must be a partner slug');
+  let featured: boolean | undefined;
+  const f = get('featured');
+  if (f !== undefined) {
+    if (['true', '1'].includes(f)) featured = true;
+    else if (['false', '0'].includes(f)) featured = false;
+    else err('featured', 'featured must be true or false');
+  }
+  let limit = DEFAULT_LIMIT;
+  if (has('limit')) {
+    const l = int('limit', 1);
+    if (l !== undefined && l > MAX_LIMIT) err('limit', `limit must not exceed ${MAX_LIMIT}`);
+    else if (l !== undefined) limit = l;
+  }
+  const page = has('page') ? int('page', 1, 1_000_000) : 1;
+
+  if (errors.length || !area) return { errors };
+  const reference: LngLat =
+    userOrigin ??
+    (area.kind === 'radius' ? area.origin : [(area.sw[0] + area.ne[0]) / 2, (area.sw[1] + area.ne[1]) / 2]);
+  return {
+    params: {
+      area,
+      reference,
+      ...(sports ? { sports } : {}),
+      ...(tags ? { tags } : {}),
+      ...(surface ? { surface } : {}),
+      ranges,
+      ...(createdAt ? { createdAt } : {}),
+      ...(days !== undefined ? { days } : {}),
+      ...(partner !== undefined ? { partner } : {}),
+      ...(featured !== undefined ? { featured } : {}),
+      limit,
+      page: page ?? 1,
+    },
+    errors,
+  };
+}
+
+const makePoint = (p: LngLat) => sql`st_setsrid(st_makepoint(${p[0]}, ${p[1]}), 4326)`;
+
+/** Every condition of a search on `places as p` (approved places only). */
+function conditions(params: SearchParams): Expression<SqlBool>[] {
+  const out: Expression<SqlBool>[] = [sql<SqlBool>`p.status = 'approved'`];
+  const a = params.area;
+  if (a.kind === 'radius') {
+    // geography predicate on the exact indexed expression (places_geog_idx).
+    out.push(sql<SqlBool>`st_dwithin(p.geom::geography, ${makePoint(a.origin)}::geography, ${a.radiusKm * 1000})`);
+  } else {
+    // geometry intersection: places_geom_idx; a line or polygon crossing the box matches.
+    out.push(
+      sql<SqlBool>`st_intersects(p.geom, st_makeenvelope(${a.sw[0]}, ${a.sw[1]}, ${a.ne[0]}, ${a.ne[1]}, 4326))`,
+    );
+  }
+  if (params.days !== undefined) out.push(sql<SqlBool>`p.created_at >= now() - make_interval(days => ${params.days})`);
+  if (params.partner !== undefined) out.push(sql<SqlBool>`p.partner = ${params.partner}`);
+  if (params.featured !== undefined) out.push(sql<SqlBool>`p.featured = ${params.featured}`);
+  // One activity must match every activity condition (sport, tags, surface, bounds).
+  const act: ReturnType<typeof sql<SqlBool>>[] = [];
+  if (params.sports) act.push(sql<SqlBool>`a.sport_id = any(${params.sports}::int[])`);
+  if (params.tags) act.push(sql<SqlBool>`a.tags @> ${params.tags}::text[]`);
+  if (params.surface) act.push(sql<SqlBool>`a.attributes->>'surface' = any(${params.surface}::text[])`);
+  for (const r of params.ranges) {
+    // Stored values of these filters are numbers (validated on write); guard the cast anyway.
+    const v = sql`(case when jsonb_typeof(a.attributes->${sql.lit(r.filter)}) = 'number' then (a.attributes->${sql.lit(r.filter)})::numeric end)`;
+    if (r.min !== undefined) act.push(sql<SqlBool>`${v} >= ${r.min}`);
+    if (r.max !== undefined) act.push(sql<SqlBool>`${v} <= ${r.max}`);
+  }
+  if (act.length)
+    out.push(
+      sql<SqlBool>`exists (select 1 from place_activities a where a.place_id = p.id and ${sql.join(act, sql` and `)})`,
+    );
+  return out;
+}
+
+/** The number of places a search matches (same conditions, no paging). */
+export function buildCountQuery(db: Db, params: SearchParams) {
+  return db
+    .selectFrom('places as p')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where((eb) => eb.and(conditions(params)));
+}
+
+/**
+ * The whole search in one statement: the page of places (KNN `<->` on geography for proximity
+ * order, or created_at), their activities aggregated as JSON for the page rows only, and the
+ * total count as an uncorrelated subquery. Pure: the benchmark compiles it and runs the SQL
+ * through pg directly.
+ */
+export function buildSearchQuery(db: Db, params: SearchParams) {
+  const ref = sql`${makePoint(params.reference)}::geography`;
+  let page = db
+    .selectFrom('places as p')
+    .select([
+      'p.id',
+      'p.uuid',
+      'p.name',
+      'p.slug',
+      'p.geom',
+      'p.geojson',
+      'p.external_place_id',
+      'p.email',
+      'p.phone',
+      'p.website',
+      'p.booking_url',
+      'p.social_username',
+      'p.address',
+      'p.city',
+      'p.province',
+      'p.country',
+      'p.created_at',
+      sql<number>`p.geom::geography <-> ${ref}`.as('proximity_m'),
+    ])
+    .where((eb) => eb.and(conditions(params)));
+  if (params.createdAt) page = page.orderBy('p.created_at', params.createdAt);
+  page = page
+    .orderBy(sql`p.geom::geography <-> ${ref}`)
+    .orderBy('p.id')
+    .limit(params.limit)
+    .offset((params.page - 1) * params.limit);
+  let outer = db.selectFrom(page.as('pg')).select([
+    'pg.uuid',
+    'pg.name',
+    'pg.slug',
+    sql<string>`coalesce(pg.geojson::text, st_asgeojson(pg.geom))`.as('geojson'),
+    'pg.external_place_id',
+    'pg.email',
+    'pg.phone',
+    'pg.website',
+    'pg.booking_url',
+    'pg.social_username',
+    'pg.address',
+    'pg.city',
+    'pg.province',
+    'pg.country',
+    'pg.proximity_m',
+    sql<{ sport_id: number; tags: string[]; attributes: Record<string, unknown> }[]>`(
+        select coalesce(json_agg(json_build_object('sport_id', a.sport_id, 'tags', a.tags, 'attributes', a.attributes)
+                                 order by a.sport_id), '[]'::json)
+        from place_activities a where a.place_id = pg.id)`.as('activities'),
+    buildCountQuery(db, params).as('total'),
+  ]);
+  if (params.createdAt) outer = outer.orderBy('pg.created_at', params.createdAt);
+  return outer.orderBy('pg.proximity_m').orderBy('pg.id');
+}
+
+export type SearchRow = Awaited<ReturnType<ReturnType<typeof buildSearchQuery>['execute']>>[number];
