@@ -263,6 +263,7 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
   });
 
   async function register(ctx: Context, action: string, loginHref: string | undefined, d?: Interaction): Promise<void> {
+    const redirectUri = d?.params.redirect_uri;
     const form = await readForm(ctx);
     checkCsrf(ctx, form);
     const parsed = registerSchema.safeParse(form);
@@ -270,7 +271,7 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
     if (!parsed.success) {
       const errors: Record<string, string> = {};
       for (const issue of parsed.error.issues) errors[String(issue.path[0])] ??= issue.message;
-      render(ctx, 422, 'Create an account', registerPage({ action, loginHref, csrf: csrfToken(ctx), values, errors }));
+      render(ctx, 422, 'Create an account', registerPage({ action, loginHref, csrf: csrfToken(ctx), values, errors }), redirectUri);
       return;
     }
     await limitAttempt(ctx, parsed.data.email);
@@ -294,6 +295,7 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
         409,
         'Create an account',
         registerPage({ action, loginHref, csrf: csrfToken(ctx), values, errors: { email: 'an account with this email already exists; sign in instead' } }),
+        redirectUri,
       );
       return;
     }

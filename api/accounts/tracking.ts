@@ -47,11 +47,14 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
     const form: Record<string, string> = {};
     for (const name of ['grant_type', 'code', 'redirect_uri'])
       if (one(q[name]) !== undefined) form[name] = one(q[name]) as string;
-    const req = ctx.req as typeof ctx.req & { body?: unknown };
+    const req = ctx.req;
     req.headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')}`;
     req.headers['content-type'] = 'application/x-www-form-urlencoded';
-    req.body = form;
-    req.readable = false; // oidc-provider then uses req.body instead of reading the (empty) stream
+    const encoded = Buffer.from(new URLSearchParams(form).toString());
+    req.headers['content-length'] = String(encoded.length);
+    delete req.headers['transfer-encoding'];
+    // A GET has an empty, unread body stream: put the form in front so oidc-provider reads it.
+    req.unshift(encoded);
     ctx.method = 'POST';
     ctx.path = '/token';
     ctx.querystring = '';

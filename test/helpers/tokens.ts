@@ -1,6 +1,11 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { requireApiKey } from '../../api/http/api-key.ts';
+import { bearerForWrites, requireBearer } from '../../api/http/auth.ts';
+import type { ServiceModule } from '../../api/services.ts';
 import { signAccessToken } from '../../shared/auth/access-token.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
-import type { Config } from '../../shared/config.ts';
+import type { Config, ServiceName } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
 
@@ -50,4 +55,37 @@ export async function mintToken(
       ...(overrides.ttlSeconds !== undefined ? { ttlSeconds: overrides.ttlSeconds } : {}),
     },
   );
+}
+
+/**
+ * Test-only routes guarded like the services: writes need a bearer (places, partners,
+ * catalogue), tracking calls need a bearer and x-api-key, the public share only x-api-key.
+ */
+export function guardedTestService(name: ServiceName = 'tracking'): ServiceModule {
+  return {
+    name,
+    routers: (ctx) => {
+      const router = new Router({ prefix: '/test' });
+      const who = (c: Context) => ({
+        accountId: c.state.principal?.accountId,
+        ldid: c.state.principal?.ldid,
+        roles: c.state.principal?.roles,
+        apiKeyClient: c.state.apiKey?.clientId,
+      });
+      router.get('/writes', bearerForWrites(ctx.verifier), (c) => {
+        c.body = { ok: true };
+      });
+      router.post('/writes', bearerForWrites(ctx.verifier), (c) => {
+        c.status = 201;
+        c.body = who(c);
+      });
+      router.get('/tracking', requireApiKey(ctx.db), requireBearer(ctx.verifier), (c) => {
+        c.body = who(c);
+      });
+      router.get('/share', requireApiKey(ctx.db), (c) => {
+        c.body = who(c);
+      });
+      return [router];
+    },
+  };
 }
