@@ -11,7 +11,7 @@ const partner = await api.account(['partner']);
 
 // A small world around Lille (3.06, 50.63): points at growing distances eastwards, a line and a polygon.
 const pt = (lng: number, lat = 50.63) => ({ type: 'Point', coordinates: [lng, lat] });
-const near = await createPlace(api, staff.token, {
+await createPlace(api, staff.token, {
   name: 'Near',
   geometry: pt(3.061),
   activities: [{ sport_id: 357, tags: ['floodlight', 'indoor'], surface: 'clay', courts: 2, quality: 2 }],
@@ -32,7 +32,7 @@ const far = await createPlace(api, staff.token, {
   ],
 });
 // A trail whose nearest point is 3.2 but whose start is far outside small areas.
-const line = await createPlace(api, staff.token, {
+await createPlace(api, staff.token, {
   name: 'Trail',
   geometry: {
     type: 'LineString',
@@ -43,7 +43,7 @@ const line = await createPlace(api, staff.token, {
   },
   activities: [{ sport_id: 168, difficulty: 0 }],
 });
-const poly = await createPlace(api, staff.token, {
+await createPlace(api, staff.token, {
   name: 'Park',
   geometry: {
     type: 'Polygon',
