@@ -59,8 +59,12 @@ if (args.help) {
 }
 const email = args.email?.trim() ?? '';
 if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) usageError('--email must be an email address');
-const roles = (args.role ?? ['user']).flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean);
-for (const role of roles) if (!(ROLES as readonly string[]).includes(role)) usageError(`unknown role "${role}" (allowed: ${ROLES.join(', ')})`);
+const roles = (args.role ?? ['user'])
+  .flatMap((r) => r.split(','))
+  .map((r) => r.trim())
+  .filter(Boolean);
+for (const role of roles)
+  if (!(ROLES as readonly string[]).includes(role)) usageError(`unknown role "${role}" (allowed: ${ROLES.join(', ')})`);
 if (args.password !== undefined && args.password.length < MIN_PASSWORD_LENGTH)
   usageError(`--password must have at least ${MIN_PASSWORD_LENGTH} characters`);
 const ttl = Number(args.ttl ?? 900);
@@ -87,7 +91,12 @@ await runCli(async (config) => {
     let clientId = args['client-id'];
     let client: { client_id: string; client_secret: string } | undefined;
     if (clientId) {
-      const exists = await db.selectFrom('oauth_clients').select('id').where('id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst();
+      const exists = await db
+        .selectFrom('oauth_clients')
+        .select('id')
+        .where('id', '=', clientId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
       if (!exists) usageError(`no live client "${clientId}"`);
     } else {
       const registered = await registerClient(db, {
@@ -100,7 +109,14 @@ await runCli(async (config) => {
     }
     const apiKey = await issueApiKey(db, clientId as string, 'npm run account');
     const out = {
-      account: { id: account.id, email: account.email, roles: account.roles, ldid: account.ldid, user_id: account.number, created },
+      account: {
+        id: account.id,
+        email: account.email,
+        roles: account.roles,
+        ldid: account.ldid,
+        user_id: account.number,
+        created,
+      },
       access_token: accessToken,
       token_type: 'Bearer',
       expires_in: ttl,

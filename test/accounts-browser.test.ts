@@ -49,14 +49,18 @@ test.after.always(async () => {
 
 /** Every visible form control has a label; the page has a language and one h1. */
 async function checkAccessible(t: { true: (v: boolean, m?: string) => void }, page: Page): Promise<void> {
-  const report = await page.evaluate(() => {
-    const controls = [...document.querySelectorAll('input:not([type=hidden]), select')] as HTMLInputElement[];
-    return {
-      unlabelled: controls.filter((c) => !c.labels || c.labels.length === 0).map((c) => c.name),
-      lang: document.documentElement.lang,
-      h1: document.querySelectorAll('h1').length,
-    };
-  });
+  const unlabelled = await page
+    .locator('input:not([type=hidden]), select')
+    .evaluateAll((controls) =>
+      controls
+        .filter((c) => ((c as unknown as { labels: { length: number } | null }).labels?.length ?? 0) === 0)
+        .map((c) => c.getAttribute('name') ?? '?'),
+    );
+  const report = {
+    unlabelled,
+    lang: await page.locator('html').getAttribute('lang'),
+    h1: await page.locator('h1').count(),
+  };
   t.true(report.unlabelled.length === 0, `unlabelled controls: ${report.unlabelled.join(', ')}`);
   t.true(report.lang === 'en' && report.h1 === 1, 'page has lang and one h1');
 }
@@ -119,7 +123,7 @@ test.serial('places: implicit id_token login (register on the way), then a write
   const write = await api.fetch('/test/writes', { method: 'POST', headers: { authorization: `Bearer ${idToken}` } });
   t.is(write.status, 201);
   const who = (await write.json()) as { accountId: string; roles: string[] };
-  t.is(who.accountId, claims.sub);
+  t.is(who.accountId, String(claims.sub));
   t.deepEqual(who.roles, ['user']);
   t.is((await api.fetch('/test/writes', { method: 'POST' })).status, 401);
 
@@ -141,7 +145,10 @@ test.serial('places: implicit id_token login (register on the way), then a write
   const accessToken = second.get('access_token') ?? '';
   t.is(decodeJwt(accessToken).aud, api.config.AUTH_AUDIENCE);
   t.is(decodeProtectedHeader(accessToken).typ, 'at+jwt');
-  const write2 = await api.fetch('/test/writes', { method: 'POST', headers: { authorization: `Bearer ${accessToken}` } });
+  const write2 = await api.fetch('/test/writes', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${accessToken}` },
+  });
   t.is(write2.status, 201);
   await context.close();
 });
@@ -154,7 +161,7 @@ test.serial('tracking: /oauth/authorize code, GET /oauth/accessToken, /api/me an
   );
   // A wrong password is refused on the page, with the error announced.
   await signIn(page, known.email ?? '', 'wrong password!');
-  t.is(await page.getByRole('alert').innerText(), 'The email or password is not correct.');
+  t.is(await page.getByRole('alert').textContent(), 'The email or password is not correct.');
   await signIn(page, known.email ?? '', PASSWORD);
   await page.waitForURL((u) => u.href.startsWith(callback.redirectUri));
   const code = new URL(page.url()).searchParams.get('code') ?? '';
@@ -211,10 +218,15 @@ test.serial('tracking: /oauth/authorize code, GET /oauth/accessToken, /api/me an
   t.is(Number(key.exp) - Number(key.iat), 900);
 
   // Tracking calls: requestKey as bearer plus an x-api-key of the client.
-  const issued = await api.fetch(`/api/v1/clients/${client.client_id}/api-keys`, { method: 'POST', headers: { authorization: basic } });
+  const issued = await api.fetch(`/api/v1/clients/${client.client_id}/api-keys`, {
+    method: 'POST',
+    headers: { authorization: basic },
+  });
   t.is(issued.status, 201);
   const { api_key } = (await issued.json()) as { api_key: string };
-  const tracked = await api.fetch('/test/tracking', { headers: { authorization: `Bearer ${me.requestKey}`, 'x-api-key': api_key } });
+  const tracked = await api.fetch('/test/tracking', {
+    headers: { authorization: `Bearer ${me.requestKey}`, 'x-api-key': api_key },
+  });
   t.is(tracked.status, 200);
   t.like(await tracked.json(), { accountId: known.id, ldid: known.ldid, apiKeyClient: client.client_id });
 });
@@ -281,16 +293,29 @@ test.serial('authorization code with PKCE: the right verifier gets an access tok
   const res = await api.fetch('/token', {
     method: 'POST',
     headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: callback.redirectUri, code_verifier: verifier }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: callback.redirectUri,
+      code_verifier: verifier,
+    }),
   });
   t.is(res.status, 200);
-  const tokens = (await res.json()) as { access_token: string; id_token: string; token_type: string; expires_in: number };
+  const tokens = (await res.json()) as {
+    access_token: string;
+    id_token: string;
+    token_type: string;
+    expires_in: number;
+  };
   t.is(tokens.token_type, 'Bearer');
   t.is(tokens.expires_in, 900);
   t.is(decodeJwt(tokens.id_token).aud, client.client_id);
   const at = decodeJwt(tokens.access_token);
   t.like(at, { sub: known.id, aud: api.config.AUTH_AUDIENCE, iss: api.config.issuer, ldid: known.ldid });
   t.deepEqual(at.roles, ['user']);
-  const write = await api.fetch('/test/writes', { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
+  const write = await api.fetch('/test/writes', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tokens.access_token}` },
+  });
   t.is(write.status, 201);
 });

@@ -42,7 +42,15 @@ async function newClient() {
 }
 
 test('POST /api/v1/clients returns an id and a secret shown once, stored hashed', async (t) => {
-  const res = await register({ client_name: 'My app', redirect_uris: ['https://app.example.test/cb', 'http://127.0.0.1:8080/cb', 'http://localhost/cb', 'http://[::1]:3000/x'] });
+  const res = await register({
+    client_name: 'My app',
+    redirect_uris: [
+      'https://app.example.test/cb',
+      'http://127.0.0.1:8080/cb',
+      'http://localhost/cb',
+      'http://[::1]:3000/x',
+    ],
+  });
   t.is(res.status, 201);
   t.is(res.headers.get('cache-control'), 'no-store');
   const body = (await res.json()) as Record<string, unknown>;
@@ -74,7 +82,10 @@ test('the client name cannot change', async (t) => {
 test('redirect URIs must be https or loopback; bad input is a 4xx naming the field', async (t) => {
   const cases: Array<[unknown, string]> = [
     [{ client_name: 'x', redirect_uris: ['http://app.example.test/cb'] }, 'body.redirect_uris[0]'],
-    [{ client_name: 'x', redirect_uris: ['https://ok.example.test', 'ftp://x.example.test/'] }, 'body.redirect_uris[1]'],
+    [
+      { client_name: 'x', redirect_uris: ['https://ok.example.test', 'ftp://x.example.test/'] },
+      'body.redirect_uris[1]',
+    ],
     [{ client_name: 'x', redirect_uris: ['https://app.example.test/cb#frag'] }, 'body.redirect_uris[0]'],
     [{ client_name: 'x', redirect_uris: ['not a url'] }, 'body.redirect_uris[0]'],
     [{ client_name: 'x', redirect_uris: ['javascript:alert(1)'] }, 'body.redirect_uris[0]'],
@@ -89,20 +100,34 @@ test('redirect URIs must be https or loopback; bad input is a 4xx naming the fie
     t.is(res.status, 422, JSON.stringify(body));
     t.regex(res.headers.get('content-type') ?? '', /problem\+json/);
     const problem = (await res.json()) as { errors: Array<{ path: string }> };
-    t.true(problem.errors.some((e) => e.path === path), `${JSON.stringify(body)} -> ${JSON.stringify(problem.errors)}`);
+    t.true(
+      problem.errors.some((e) => e.path === path),
+      `${JSON.stringify(body)} -> ${JSON.stringify(problem.errors)}`,
+    );
   }
-  const bad = await api.fetch('/api/v1/clients', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"client_name":' });
+  const bad = await api.fetch('/api/v1/clients', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"client_name":',
+  });
   t.is(bad.status, 400);
 });
 
 test('API keys: issued per client (Basic auth), stored hashed, listed by prefix, revocable', async (t) => {
   const c = await newClient();
-  const issued = await api.fetch(`/api/v1/clients/${c.client_id}/api-keys`, json({ label: 'iOS app' }, { authorization: c.basic }));
+  const issued = await api.fetch(
+    `/api/v1/clients/${c.client_id}/api-keys`,
+    json({ label: 'iOS app' }, { authorization: c.basic }),
+  );
   t.is(issued.status, 201);
   const key = (await issued.json()) as { id: string; api_key: string; prefix: string; label: string };
   t.is(key.label, 'iOS app');
   t.true(key.api_key.startsWith(key.prefix));
-  const row = await api.database.db.selectFrom('api_keys').selectAll().where('id', '=', key.id).executeTakeFirstOrThrow();
+  const row = await api.database.db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('id', '=', key.id)
+    .executeTakeFirstOrThrow();
   t.is(row.key_hash, hashSecret(key.api_key));
 
   // x-api-key alone opens the public share; tracking calls need the bearer too.
@@ -112,7 +137,9 @@ test('API keys: issued per client (Basic auth), stored hashed, listed by prefix,
   const account = await api.account();
   t.is((await api.fetch('/test/tracking', { headers: { 'x-api-key': key.api_key } })).status, 401);
   t.is((await api.fetch('/test/tracking', { headers: { authorization: `Bearer ${account.token}` } })).status, 401);
-  const both = await api.fetch('/test/tracking', { headers: { 'x-api-key': key.api_key, authorization: `Bearer ${account.token}` } });
+  const both = await api.fetch('/test/tracking', {
+    headers: { 'x-api-key': key.api_key, authorization: `Bearer ${account.token}` },
+  });
   t.is(both.status, 200);
   t.like(await both.json(), { accountId: account.id, apiKeyClient: c.client_id });
 
@@ -121,10 +148,16 @@ test('API keys: issued per client (Basic auth), stored hashed, listed by prefix,
   t.is(listed.api_keys.length, 1);
   t.false(JSON.stringify(listed).includes(key.api_key));
 
-  const revoke = await api.fetch(`/api/v1/clients/${c.client_id}/api-keys/${key.id}`, { method: 'DELETE', headers: { authorization: c.basic } });
+  const revoke = await api.fetch(`/api/v1/clients/${c.client_id}/api-keys/${key.id}`, {
+    method: 'DELETE',
+    headers: { authorization: c.basic },
+  });
   t.is(revoke.status, 204);
   t.is((await api.fetch('/test/share', { headers: { 'x-api-key': key.api_key } })).status, 401);
-  const again = await api.fetch(`/api/v1/clients/${c.client_id}/api-keys/${key.id}`, { method: 'DELETE', headers: { authorization: c.basic } });
+  const again = await api.fetch(`/api/v1/clients/${c.client_id}/api-keys/${key.id}`, {
+    method: 'DELETE',
+    headers: { authorization: c.basic },
+  });
   t.is(again.status, 404);
 });
 
@@ -143,7 +176,11 @@ test('API key management needs the client credentials of that client', async (t)
 test('GET /oauth/accessToken: missing or wrong credentials and bad codes are OAuth errors, never 500', async (t) => {
   const c = await newClient();
   const call = (q: Record<string, string>) => api.fetch(`/oauth/accessToken?${new URLSearchParams(q)}`);
-  const base = { client_id: c.client_id, redirect_uri: 'https://app.example.test/cb', grant_type: 'authorization_code' };
+  const base = {
+    client_id: c.client_id,
+    redirect_uri: 'https://app.example.test/cb',
+    grant_type: 'authorization_code',
+  };
   let res = await call({ ...base, code: 'x' });
   t.is(res.status, 401);
   res = await call({ ...base, client_secret: 'cs_wrong', code: 'x' });
@@ -268,7 +305,15 @@ test('standalone registration page: creates the account (scrypt hash), refuses d
       headers: { cookie: cookies.header(), 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ csrf, ...form }),
     });
-  const fields = { email: 'Fresh@Example.test', password: 'a good long password', first_name: 'Fresh', last_name: 'User', country: 'de', birth_date: '1985-01-31', gender: '1' };
+  const fields = {
+    email: 'Fresh@Example.test',
+    password: 'a good long password',
+    first_name: 'Fresh',
+    last_name: 'User',
+    country: 'de',
+    birth_date: '1985-01-31',
+    gender: '1',
+  };
   const ok = await submit(fields);
   t.is(ok.status, 201);
   const row = await api.database.db
@@ -280,7 +325,13 @@ test('standalone registration page: creates the account (scrypt hash), refuses d
   t.like(row, { country: 'DE', gender: 1, birth: '1985-01-31' });
   const dup = await submit({ ...fields, email: 'fresh@example.test' });
   t.is(dup.status, 409);
-  const bad = await submit({ ...fields, email: 'other@example.test', password: 'short', country: 'ZZ', birth_date: '2999-01-01' });
+  const bad = await submit({
+    ...fields,
+    email: 'other@example.test',
+    password: 'short',
+    country: 'ZZ',
+    birth_date: '2999-01-01',
+  });
   t.is(bad.status, 422);
   const html = await bad.text();
   t.regex(html, /id="f-password-error"/);
@@ -291,22 +342,41 @@ test('standalone registration page: creates the account (scrypt hash), refuses d
 
 test('npm run account: creates or finds an account with roles, prints a working token and API key', async (t) => {
   const env = { ...process.env, DATABASE_URL: api.database.url, PUBLIC_URL: api.url, LOG_LEVEL: 'silent' };
-  const { stdout } = await run(process.execPath, ['scripts/account.ts', '--email', 'ops@example.test', '--role', 'staff'], { env });
-  const out = JSON.parse(stdout) as { account: { id: string; roles: string[]; created: boolean }; access_token: string; api_key: string };
+  const { stdout } = await run(
+    process.execPath,
+    ['scripts/account.ts', '--email', 'ops@example.test', '--role', 'staff'],
+    { env },
+  );
+  const out = JSON.parse(stdout) as {
+    account: { id: string; roles: string[]; created: boolean };
+    access_token: string;
+    api_key: string;
+  };
   t.true(out.account.created);
   t.deepEqual(out.account.roles.sort(), ['staff', 'user']);
-  const write = await api.fetch('/test/writes', { method: 'POST', headers: { authorization: `Bearer ${out.access_token}` } });
+  const write = await api.fetch('/test/writes', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${out.access_token}` },
+  });
   t.is(write.status, 201);
   t.like(await write.json(), { accountId: out.account.id });
-  const tracked = await api.fetch('/test/tracking', { headers: { authorization: `Bearer ${out.access_token}`, 'x-api-key': out.api_key } });
+  const tracked = await api.fetch('/test/tracking', {
+    headers: { authorization: `Bearer ${out.access_token}`, 'x-api-key': out.api_key },
+  });
   t.is(tracked.status, 200);
 
-  const second = await run(process.execPath, ['scripts/account.ts', '--email', 'OPS@example.test', '--role', 'partner'], { env });
+  const second = await run(
+    process.execPath,
+    ['scripts/account.ts', '--email', 'OPS@example.test', '--role', 'partner'],
+    { env },
+  );
   const again = JSON.parse(second.stdout) as { account: { id: string; roles: string[]; created: boolean } };
   t.false(again.account.created);
   t.is(again.account.id, out.account.id);
   t.deepEqual(again.account.roles.sort(), ['partner', 'staff', 'user']);
 
-  const bad = await t.throwsAsync(run(process.execPath, ['scripts/account.ts', '--email', 'x@y.test', '--role', 'admin'], { env }));
+  const bad = await t.throwsAsync(
+    run(process.execPath, ['scripts/account.ts', '--email', 'x@y.test', '--role', 'admin'], { env }),
+  );
   t.regex(String((bad as { stderr?: string }).stderr), /unknown role "admin"/);
 });

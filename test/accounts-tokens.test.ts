@@ -14,6 +14,7 @@ let account: Awaited<ReturnType<TestApi['account']>>;
 let ourKey: { kid: string; privateJwk: JWK; publicJwk: JWK };
 let clientId: string;
 const idpKeys = await generateKeyPair('ES256', { extractable: true });
+type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 const IDP = 'https://idp.example.test/';
 
 test.before(async () => {
@@ -102,20 +103,32 @@ test('a valid token passes (baseline), reads need none', async (t) => {
 test('no token, a malformed header or garbage: 401', async (t) => {
   const res = await api.fetch('/test/writes', { method: 'POST' });
   t.is(res.status, 401);
-  for (const header of ['Bearer', 'Basic abc', 'Bearer a.b.c', `Token ${account.token}`, `Bearer ${'x'.repeat(9000)}`]) {
+  for (const header of [
+    'Bearer',
+    'Basic abc',
+    'Bearer a.b.c',
+    `Token ${account.token}`,
+    `Bearer ${'x'.repeat(9000)}`,
+  ]) {
     const r = await api.fetch('/test/writes', { method: 'POST', headers: { authorization: header } });
     t.is(r.status, 401, header.slice(0, 20));
   }
 });
 
 test('alg none: 401', async (t) => {
-  const payload = { iss: api.config.issuer, aud: api.config.AUTH_AUDIENCE, sub: account.id, iat: now(), exp: now() + 600 };
+  const payload = {
+    iss: api.config.issuer,
+    aud: api.config.AUTH_AUDIENCE,
+    sub: account.id,
+    iat: now(),
+    exp: now() + 600,
+  };
   await refused(t, `${b64({ alg: 'none', typ: 'at+jwt' })}.${b64(payload)}.`);
   await refused(t, `${b64({ alg: 'none', typ: 'at+jwt', kid: ourKey.kid })}.${b64(payload)}.`);
 });
 
 test('HS256 signed with our public key (algorithm confusion): 401', async (t) => {
-  const pem = await exportSPKI(await importJWK(ourKey.publicJwk, 'RS256') as CryptoKey);
+  const pem = await exportSPKI((await importJWK(ourKey.publicJwk, 'RS256')) as PrivateKey);
   const payload = { iss: api.config.issuer, aud: api.config.AUTH_AUDIENCE, sub: account.id, roles: ['staff'] };
   for (const secret of [new TextEncoder().encode(pem), new TextEncoder().encode(JSON.stringify(ourKey.publicJwk))]) {
     const token = await new SignJWT(payload)
@@ -188,8 +201,14 @@ test('a token for an account that does not exist: 401', async (t) => {
 });
 
 test('external provider through its JWKS URL: valid tokens pass, others 401', async (t) => {
-  const sign = (claims: Record<string, unknown>, alg = 'ES256', key: CryptoKey = idpKeys.privateKey) =>
-    new SignJWT({ iss: IDP, aud: external.config.AUTH_AUDIENCE, sub: 'auth0|123', email: 'ext@example.test', ...claims })
+  const sign = (claims: Record<string, unknown>, alg = 'ES256', key: PrivateKey = idpKeys.privateKey) =>
+    new SignJWT({
+      iss: IDP,
+      aud: external.config.AUTH_AUDIENCE,
+      sub: 'auth0|123',
+      email: 'ext@example.test',
+      ...claims,
+    })
       .setProtectedHeader({ alg, kid: 'idp-1' })
       .setIssuedAt()
       .setExpirationTime('5m')

@@ -1,7 +1,12 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../../shared/accounts/api-keys.ts';
-import { type ClientRecord, authenticateClient, redirectUriProblem, registerClient } from '../../shared/accounts/clients.ts';
+import {
+  type ClientRecord,
+  authenticateClient,
+  redirectUriProblem,
+  registerClient,
+} from '../../shared/accounts/clients.ts';
 import type { AppContext } from '../context.ts';
 import { bearerToken } from '../http/auth.ts';
 import { HttpError, notFound } from '../http/errors.ts';
@@ -100,7 +105,10 @@ export function clientsRouter(app: AppContext): ApiRouter {
     security: [],
     params,
     body: z.object({ label: z.string().trim().max(100, 'at most 100 characters').optional() }).optional(),
-    responses: { 201: { description: 'Issued', schema: apiKey }, 401: { description: 'Client credentials missing or wrong' } },
+    responses: {
+      201: { description: 'Issued', schema: apiKey },
+      401: { description: 'Client credentials missing or wrong' },
+    },
     handler: async (ctx, { body }) => {
       const client = await clientFromBasic(app, ctx);
       ctx.status = 201;

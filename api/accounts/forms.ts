@@ -6,7 +6,8 @@ const FORM_LIMIT = 16 * 1024;
 
 /** Reads an application/x-www-form-urlencoded body (the login and registration forms). */
 export async function readForm(ctx: Context): Promise<Record<string, string>> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw unsupportedMediaType('Send the form as application/x-www-form-urlencoded');
+  if (!ctx.is('application/x-www-form-urlencoded'))
+    throw unsupportedMediaType('Send the form as application/x-www-form-urlencoded');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {

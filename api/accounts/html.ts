@@ -64,7 +64,10 @@ export function field(f: Field): string {
     .join(' ');
   const control = f.options
     ? `<select ${attrs}>${f.options
-        .map(([v, l]) => `<option value="${escapeHtml(v)}"${v === (f.value ?? '') ? ' selected' : ''}>${escapeHtml(l)}</option>`)
+        .map(
+          ([v, l]) =>
+            `<option value="${escapeHtml(v)}"${v === (f.value ?? '') ? ' selected' : ''}>${escapeHtml(l)}</option>`,
+        )
         .join('')}</select>`
     : `<input ${attrs} type="${f.type ?? 'text'}"${f.type === 'password' || f.value === undefined ? '' : ` value="${escapeHtml(f.value)}"`}>`;
   return `<label for="${id}">${escapeHtml(f.label)}${f.required ? '' : ' <span class="hint">(optional)</span>'}</label>

@@ -13,6 +13,11 @@ export const accountsService: ServiceModule = {
   name: 'accounts',
   routers: async (ctx) => {
     const provider = await createProvider(ctx.db, ctx.config, ctx.logger);
-    return [providerRouter(provider), trackingRouter(ctx, provider), pagesRouter(ctx, provider), clientsRouter(ctx).router];
+    return [
+      providerRouter(provider),
+      trackingRouter(ctx, provider),
+      pagesRouter(ctx, provider),
+      clientsRouter(ctx).router,
+    ];
   },
 };

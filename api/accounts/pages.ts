@@ -56,7 +56,15 @@ const registerSchema = z.object({
     .string()
     .trim()
     .default('')
-    .refine((v) => v === '' || (/^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v)) && v >= '1900-01-01' && v <= new Date().toISOString().slice(0, 10)), 'a past date as YYYY-MM-DD'),
+    .refine(
+      (v) =>
+        v === '' ||
+        (/^\d{4}-\d{2}-\d{2}$/.test(v) &&
+          !Number.isNaN(Date.parse(v)) &&
+          v >= '1900-01-01' &&
+          v <= new Date().toISOString().slice(0, 10)),
+      'a past date as YYYY-MM-DD',
+    ),
   country: z
     .string()
     .trim()
@@ -78,7 +86,15 @@ const GENDERS: Array<[string, string]> = [
   ['3', 'Other'],
 ];
 
-function loginPage(opts: { action: string; registerHref: string; abortAction?: string; clientName: string; csrf: string; email?: string; error?: string }) {
+function loginPage(opts: {
+  action: string;
+  registerHref: string;
+  abortAction?: string;
+  clientName: string;
+  csrf: string;
+  email?: string;
+  error?: string;
+}) {
   return `<h1>Sign in</h1>
 <p>to continue to <strong>${escapeHtml(opts.clientName)}</strong></p>
 ${alert(opts.error)}
@@ -92,7 +108,14 @@ ${field({ name: 'password', label: 'Password', type: 'password', autocomplete: '
 ${opts.abortAction ? `<form method="post" action="${escapeHtml(opts.abortAction)}">${csrfInput(opts.csrf)}<button type="submit" class="secondary">Cancel</button></form>` : ''}`;
 }
 
-function registerPage(opts: { action: string; loginHref?: string; csrf: string; values?: Record<string, string>; errors?: Record<string, string>; error?: string }) {
+function registerPage(opts: {
+  action: string;
+  loginHref?: string;
+  csrf: string;
+  values?: Record<string, string>;
+  errors?: Record<string, string>;
+  error?: string;
+}) {
   const v = opts.values ?? {};
   const e = opts.errors ?? {};
   return `<h1>Create an account</h1>
@@ -149,7 +172,11 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
       if (d.uid !== ctx.params.uid) throw new Error('uid mismatch');
       return d;
     } catch {
-      throw new HttpError(400, 'Bad Request', 'This sign-in session has expired or is unknown; start again from the application');
+      throw new HttpError(
+        400,
+        'Bad Request',
+        'This sign-in session has expired or is unknown; start again from the application',
+      );
     }
   }
 
@@ -215,7 +242,8 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
     }
     // Consent for a signed-in user (a new client or new scopes): granted, as at login.
     const accountId = d.session?.accountId;
-    if (!accountId) throw new HttpError(400, 'Bad Request', 'This sign-in session is not valid; start again from the application');
+    if (!accountId)
+      throw new HttpError(400, 'Bad Request', 'This sign-in session is not valid; start again from the application');
     await finish(ctx, d, { id: accountId });
   });
 
@@ -271,7 +299,13 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
     if (!parsed.success) {
       const errors: Record<string, string> = {};
       for (const issue of parsed.error.issues) errors[String(issue.path[0])] ??= issue.message;
-      render(ctx, 422, 'Create an account', registerPage({ action, loginHref, csrf: csrfToken(ctx), values, errors }), redirectUri);
+      render(
+        ctx,
+        422,
+        'Create an account',
+        registerPage({ action, loginHref, csrf: csrfToken(ctx), values, errors }),
+        redirectUri,
+      );
       return;
     }
     await limitAttempt(ctx, parsed.data.email);
@@ -294,7 +328,13 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
         ctx,
         409,
         'Create an account',
-        registerPage({ action, loginHref, csrf: csrfToken(ctx), values, errors: { email: 'an account with this email already exists; sign in instead' } }),
+        registerPage({
+          action,
+          loginHref,
+          csrf: csrfToken(ctx),
+          values,
+          errors: { email: 'an account with this email already exists; sign in instead' },
+        }),
         redirectUri,
       );
       return;
@@ -311,7 +351,13 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
   router.get('/interaction/:uid/register', async (ctx) => {
     const d = await details(ctx);
     const uid = ctx.params.uid;
-    render(ctx, 200, 'Create an account', registerPage({ action: `/interaction/${uid}/register`, loginHref: `/interaction/${uid}`, csrf: csrfToken(ctx) }), d.params.redirect_uri);
+    render(
+      ctx,
+      200,
+      'Create an account',
+      registerPage({ action: `/interaction/${uid}/register`, loginHref: `/interaction/${uid}`, csrf: csrfToken(ctx) }),
+      d.params.redirect_uri,
+    );
   });
   router.post('/interaction/:uid/register', async (ctx) => {
     const d = await details(ctx);

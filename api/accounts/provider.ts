@@ -56,7 +56,18 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
     scopes: OIDC_SCOPES,
     claims: {
       openid: ['sub'],
-      profile: ['given_name', 'family_name', 'name', 'gender', 'birthdate', 'locale', 'picture', 'roles', 'ldid', 'user_id'],
+      profile: [
+        'given_name',
+        'family_name',
+        'name',
+        'gender',
+        'birthdate',
+        'locale',
+        'picture',
+        'roles',
+        'ldid',
+        'user_id',
+      ],
       email: ['email', 'email_verified'],
     },
     ttl: TTL,
@@ -108,7 +119,10 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
   // oidc-provider answers its own errors; server errors are logged here (never shown to users).
   provider.on('server_error', (_ctx, err) => logger?.error({ err }, 'identity provider error'));
   // Client secrets are stored hashed (oauth_clients.secret_hash): compare hashes.
-  provider.Client.prototype.compareClientSecret = function compareClientSecret(this: { clientSecret: string }, actual: string) {
+  provider.Client.prototype.compareClientSecret = function compareClientSecret(
+    this: { clientSecret: string },
+    actual: string,
+  ) {
     return Promise.resolve(typeof actual === 'string' && secretMatches(actual, this.clientSecret));
   } as never;
   return provider;

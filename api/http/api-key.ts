@@ -15,7 +15,8 @@ declare module 'koa' {
   }
 }
 
-const apiKeyError = (detail: string) => new HttpError(401, 'Unauthorized', detail, [], { 'WWW-Authenticate': 'ApiKey header="x-api-key"' });
+const apiKeyError = (detail: string) =>
+  new HttpError(401, 'Unauthorized', detail, [], { 'WWW-Authenticate': 'ApiKey header="x-api-key"' });
 
 /**
  * Requires a live `x-api-key` (issued per OAuth client, stored hashed, revocable); sets

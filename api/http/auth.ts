@@ -103,9 +103,15 @@ export class TokenVerifier {
     }
     const { payload, protectedHeader } = result;
     const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
-    const isAccessToken = protectedHeader.typ?.toLowerCase() === 'at+jwt' || protectedHeader.typ?.toLowerCase() === 'application/at+jwt';
+    const isAccessToken =
+      protectedHeader.typ?.toLowerCase() === 'at+jwt' || protectedHeader.typ?.toLowerCase() === 'application/at+jwt';
     if (isAccessToken && audiences.includes(c.AUTH_AUDIENCE)) return payload;
-    if (!isAccessToken && c.AUTH_ACCEPT_ID_TOKENS && audiences.length === 1 && (await this.#isClient(audiences[0] as string)))
+    if (
+      !isAccessToken &&
+      c.AUTH_ACCEPT_ID_TOKENS &&
+      audiences.length === 1 &&
+      (await this.#isClient(audiences[0] as string))
+    )
       return payload;
     throw new joseErrors.JWTClaimValidationFailed('unexpected "aud" claim value', payload, 'aud', 'check_failed');
   }

@@ -20,7 +20,14 @@ export async function issueApiKey(db: Db, clientId: string, label?: string | nul
     .values({ client_id: clientId, prefix, key_hash: hashSecret(key), label: label ?? null })
     .returning(['id', 'created_at'])
     .executeTakeFirstOrThrow();
-  return { id: row.id, client_id: clientId, api_key: key, prefix, label: label ?? null, created_at: row.created_at.toISOString() };
+  return {
+    id: row.id,
+    client_id: clientId,
+    api_key: key,
+    prefix,
+    label: label ?? null,
+    created_at: row.created_at.toISOString(),
+  };
 }
 
 export async function listApiKeys(db: Db, clientId: string) {

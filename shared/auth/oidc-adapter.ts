@@ -18,6 +18,8 @@ export function postgresAdapterFactory(db: Db) {
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       if (this.model === 'Client') return;
+      // Expired records are ignored on read; about one write in 500 also deletes them (no timer needed).
+      if (Math.random() < 0.002) await purgeExpiredOidcPayloads(db).catch(() => {});
       const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
       await db
         .insertInto('oidc_payloads')
@@ -120,7 +122,12 @@ async function clientMetadata(db: Db, id: string): Promise<AdapterPayload | unde
     client_id: client.id,
     client_secret: client.secretHash,
     client_name: client.name,
-    redirect_uris: loopback ? client.redirectUris.filter((u) => !u.startsWith('https://localhost') && !u.startsWith('https://127.0.0.1') && !u.startsWith('https://[::1]')) : client.redirectUris,
+    redirect_uris: loopback
+      ? client.redirectUris.filter(
+          (u) =>
+            !u.startsWith('https://localhost') && !u.startsWith('https://127.0.0.1') && !u.startsWith('https://[::1]'),
+        )
+      : client.redirectUris,
     application_type: loopback ? 'native' : 'web',
     grant_types: ['authorization_code', 'implicit'],
     response_types: ['code', 'id_token', 'id_token token'],
