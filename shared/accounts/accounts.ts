@@ -127,6 +127,24 @@ export function placesUser(a: Account) {
   return { identifier: a.id, first_name: a.first_name, last_name: a.last_name, staff: a.roles.includes('staff') };
 }
 
+/** The partners service's integer `user_id`. */
+export const partnersUserId = (a: Pick<Account, 'number'>) => a.number;
+
+/** The tracking User resource's own fields (`/v2/users/<ldid>`), without the JSON-LD envelope. */
+export function trackingUser(a: Account) {
+  return {
+    id: a.ldid,
+    gender: a.gender,
+    roles: a.roles.map((r) => `ROLE_${r.toUpperCase()}`),
+    language: a.language,
+    country: a.country,
+    imageUrl: a.image_url,
+    birthDate: a.birth_date,
+    createdAt: a.created_at.toISOString(),
+    updatedAt: a.updated_at.toISOString(),
+  };
+}
+
 /** Tracking's `/api/me` account fields (dates as epoch milliseconds). */
 export function trackingMe(a: Account) {
   return {
