@@ -70,6 +70,15 @@ function upload(place: string, body: FormData | Buffer | string, headers: Record
   return ctx.fetch(uploadPath(place), { method: 'POST', headers, body });
 }
 
+/** The fields the tests read from activity and problem+json bodies. */
+interface Body {
+  sport_id: number;
+  image: { url: string; thumbnail_url: string | null };
+  detail: string;
+  errors: { path: string; message: string }[];
+}
+const json = (res: Response) => res.json() as Promise<Body>;
+
 async function fetchMedia(url: string): Promise<Response> {
   const { pathname } = new URL(url);
   return ctx.fetch(pathname);
@@ -79,7 +88,7 @@ test('a PNG upload answers 201 with the activity and a fetchable image.url; a th
   const place = await placeWithActivity();
   const res = await upload(place, form([{ data: await png(), name: 'holiday.bmp', type: 'image/bmp' }]));
   t.is(res.status, 201);
-  const body = await res.json();
+  const body = await json(res);
   t.is(body.sport_id, SPORT);
   t.regex(body.image.url, new RegExp(`^${ctx.config.PUBLIC_URL}/media/places/${place}/${SPORT}/[A-Za-z0-9_-]+\\.png$`));
   t.is(body.image.thumbnail_url, null);
@@ -114,7 +123,7 @@ test('a JPEG is stored as JPEG, whatever its name and declared type', async (t) 
   const place = await placeWithActivity();
   const res = await upload(place, form([{ field: 'image', data: await jpeg(), name: 'x.txt', type: 'text/plain' }]));
   t.is(res.status, 201);
-  const body = await res.json();
+  const body = await json(res);
   t.regex(body.image.url, /\.jpg$/);
   const media = await fetchMedia(body.image.url);
   t.is(media.headers.get('content-type'), 'image/jpeg');
@@ -126,7 +135,7 @@ test('a BMP is converted to PNG with the same pixels', async (t) => {
   const place = await placeWithActivity();
   const res = await upload(place, form([{ data: await bmpFile(33, 17), name: 'scan.png', type: 'image/png' }]));
   t.is(res.status, 201);
-  const body = await res.json();
+  const body = await json(res);
   t.regex(body.image.url, /\.png$/);
   const media = await fetchMedia(body.image.url);
   const { data, info } = await sharp(Buffer.from(await media.arrayBuffer()))
@@ -144,7 +153,7 @@ test('text named .png is refused with 415, by content', async (t) => {
   );
   t.is(res.status, 415);
   t.is(res.headers.get('content-type'), 'application/problem+json');
-  const body = await res.json();
+  const body = await json(res);
   t.regex(body.detail, /PNG, JPEG or BMP/);
 });
 
@@ -155,7 +164,7 @@ test('other image types (GIF) are 415; a truncated PNG is 422', async (t) => {
   const cut = (await png()).subarray(0, 200);
   const res = await upload(place, form([{ data: cut, name: 'a.png' }]));
   t.is(res.status, 422);
-  t.is((await res.json()).errors[0].path, 'body.file');
+  t.is((await json(res)).errors[0]?.path, 'body.file');
 });
 
 test('over the size limit is 413: a body declared too large, and a file just over the limit', async (t) => {
@@ -166,7 +175,7 @@ test('over the size limit is 413: a body declared too large, and a file just ove
   const huge = Buffer.concat([header, Buffer.alloc(8 * 1024 * 1024)]);
   const res = await upload(place, form([{ data: huge, name: 'big.png' }]));
   t.is(res.status, 413);
-  t.regex((await res.json()).detail, /larger than the limit/);
+  t.regex((await json(res)).detail, /larger than the limit/);
 
   const justOver = Buffer.concat([header, Buffer.alloc(max + 1 - header.length)]);
   const res2 = await upload(place, form([{ data: justOver, name: 'big.png' }]));
@@ -211,11 +220,11 @@ test('no file, an empty file, two files, a wrong field name, or no multipart bod
   const place = await placeWithActivity();
   const none = await upload(place, form([{ field: 'note', data: 'hello' }]));
   t.is(none.status, 422);
-  t.deepEqual((await none.json()).errors, [{ path: 'body.file', message: 'a file part named "file" is required' }]);
+  t.deepEqual((await json(none)).errors, [{ path: 'body.file', message: 'a file part named "file" is required' }]);
 
   const empty = await upload(place, form([{ data: Buffer.alloc(0), name: 'a.png' }]));
   t.is(empty.status, 422);
-  t.deepEqual((await empty.json()).errors, [{ path: 'body.file', message: 'the file is empty' }]);
+  t.deepEqual((await json(empty)).errors, [{ path: 'body.file', message: 'the file is empty' }]);
 
   const two = await upload(
     place,
@@ -225,14 +234,17 @@ test('no file, an empty file, two files, a wrong field name, or no multipart bod
     ]),
   );
   t.is(two.status, 422);
-  t.regex((await two.json()).errors[0].message, /exactly one file/);
+  t.regex((await json(two)).errors[0]?.message ?? '', /exactly one file/);
 
   const wrongField = await upload(place, form([{ field: 'photo', data: await png(), name: 'a.png' }]));
   t.is(wrongField.status, 422);
-  t.is((await wrongField.json()).errors[0].path, 'body.photo');
+  t.is((await json(wrongField)).errors[0]?.path, 'body.photo');
 
-  const json = await upload(place, JSON.stringify({ file: 'x' }), { ...auth, 'content-type': 'application/json' });
-  t.is(json.status, 415);
+  const notMultipart = await upload(place, JSON.stringify({ file: 'x' }), {
+    ...auth,
+    'content-type': 'application/json',
+  });
+  t.is(notMultipart.status, 415);
 });
 
 test('401 without or with a bad token, before any upload is read', async (t) => {
@@ -272,8 +284,8 @@ test('404 for an unknown place, an unknown activity, a malformed id, or a pendin
 
 test('a new picture replaces the previous one, whose file is removed', async (t) => {
   const place = await placeWithActivity();
-  const first = await (await upload(place, form([{ data: await png(), name: 'a.png' }]))).json();
-  const second = await (await upload(place, form([{ data: await jpeg(), name: 'b.jpg' }]))).json();
+  const first = await json(await upload(place, form([{ data: await png(), name: 'a.png' }])));
+  const second = await json(await upload(place, form([{ data: await jpeg(), name: 'b.jpg' }])));
   t.not(first.image.url, second.image.url);
   t.is((await fetchMedia(first.image.url)).status, 404);
   t.is((await fetchMedia(second.image.url)).status, 200);
@@ -298,7 +310,7 @@ test('/media refuses traversal and unknown files with a problem+json 404', async
 
 test('/media answers 304 to a conditional request and HEAD without a body', async (t) => {
   const place = await placeWithActivity();
-  const { image } = await (await upload(place, form([{ data: await png(), name: 'a.png' }]))).json();
+  const { image } = await json(await upload(place, form([{ data: await png(), name: 'a.png' }])));
   const first = await fetchMedia(image.url);
   const etag = first.headers.get('etag') ?? '';
   await first.arrayBuffer();
@@ -313,8 +325,10 @@ test('/media answers 304 to a conditional request and HEAD without a body', asyn
 });
 
 test('the upload route is in /openapi.json', async (t) => {
-  const doc = await (await ctx.fetch('/openapi.json')).json();
+  const doc = (await (await ctx.fetch('/openapi.json')).json()) as {
+    paths: Record<string, { post?: { responses: Record<string, unknown> } }>;
+  };
   const op = doc.paths['/v1/places/{place_id}/activities/{activity_id}/images']?.post;
   t.truthy(op);
-  t.deepEqual(Object.keys(op.responses).sort(), ['201', '401', '404', '413', '415', '422']);
+  t.deepEqual(Object.keys(op?.responses ?? {}).sort(), ['201', '401', '404', '413', '415', '422']);
 });

@@ -49,7 +49,7 @@ async function uploadPicture(uuid: string, image: Buffer): Promise<{ url: string
   body.append('file', new Blob([image]), 'picture.png');
   const res = await ctx.fetch(`/v1/places/${uuid}/activities/${SPORT}/images`, { method: 'POST', headers: auth, body });
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-  return (await res.json()).image;
+  return ((await res.json()) as { image: { url: string; thumbnail_url: string | null } }).image;
 }
 
 const activityImage = (activityId: number) =>
