@@ -34,7 +34,6 @@ export const PROVIDER_ROUTES = {
   authorization: '/authorize',
   token: '/token',
   jwks: '/jwks',
-  userinfo: '/oauth/userinfo',
   end_session: '/oauth/logout',
   revocation: '/oauth/revoke',
   introspection: '/oauth/introspect',
@@ -77,6 +76,9 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
     enabledJWA: { idTokenSigningAlgValues: ['RS256'], requestObjectSigningAlgValues: ['RS256', 'ES256'] },
     features: {
       devInteractions: { enabled: false },
+      // Access tokens are for our APIs (resource indicator), which userinfo does not accept; the
+      // profile is in the id_token and at /api/me.
+      userinfo: { enabled: false },
       revocation: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -161,7 +163,6 @@ export function providerRouter(provider: Provider): Router {
     `${r.authorization}/:uid`,
     r.token,
     r.jwks,
-    r.userinfo,
     r.end_session,
     `${r.end_session}/confirm`,
     `${r.end_session}/success`,
