@@ -15,9 +15,12 @@ import {
   unprocessable,
   unsupportedMediaType,
 } from '../http/errors.ts';
-import { ApiRouter } from '../http/route.ts';
+import { ApiRouter, type ResponseSpec } from '../http/route.ts';
 import type { ServiceModule } from '../services.ts';
 import { mediaRouter } from './media.ts';
+
+const UPLOAD_PATH = '/places/:place_id/activities/:activity_id/images';
+const UPLOAD_SUMMARY = 'Upload the picture of an activity';
 
 /** Field names the picture may be sent in (`file` is the documented one, `image` an alias). */
 export const PICTURE_FIELDS = ['file', 'image'] as const;
@@ -148,33 +151,33 @@ function pictureFile(files: unknown): UploadedFile {
 
 export function picturesRouter(app: AppContext): ApiRouter {
   const { config } = app;
+  const description =
+    'multipart/form-data with exactly one file part named `file` (`image` is accepted too). PNG, JPEG or BMP, ' +
+    `recognised by content (the file name and declared type are ignored); at most ${config.UPLOAD_MAX_BYTES} bytes. ` +
+    'The picture replaces the previous one; a thumbnail is rendered in the background (image.thumbnail_url is ' +
+    'null until then). Answers the activity with image.url.';
+  const responses: Record<number, ResponseSpec> = {
+    201: { description: 'The activity, with image.url', schema: activitySchema },
+    401: { description: 'No or invalid access token', schema: problem, contentType: 'application/problem+json' },
+    404: { description: 'Unknown place or activity', schema: problem, contentType: 'application/problem+json' },
+    413: { description: 'File over the size limit', schema: problem, contentType: 'application/problem+json' },
+    415: { description: 'Not a PNG, JPEG or BMP image', schema: problem, contentType: 'application/problem+json' },
+    422: {
+      description: 'No file, empty file, several files',
+      schema: problem,
+      contentType: 'application/problem+json',
+    },
+  };
   const router = new ApiRouter({ prefix: '/v1', errorFormat: 'problem', registry: app.registry, tag: 'places' });
   router.add({
     method: 'post',
-    path: '/places/:place_id/activities/:activity_id/images',
-    summary: 'Upload the picture of an activity',
-    description:
-      'multipart/form-data with exactly one file part named `file` (`image` is accepted too). PNG, JPEG or BMP, ' +
-      `recognised by content (the file name and declared type are ignored); at most ${config.UPLOAD_MAX_BYTES} bytes. ` +
-      'The picture replaces the previous one; a thumbnail is rendered in the background (image.thumbnail_url is ' +
-      'null until then). Answers the activity with image.url.',
+    path: UPLOAD_PATH,
+    summary: UPLOAD_SUMMARY,
+    description,
     security: ['bearer'],
     params,
-    body: multipartBody,
-    bodyContentType: 'multipart/form-data',
     middleware: [requireBearer(app.verifier), loadActivity(app), receiveFile(config.UPLOAD_MAX_BYTES)],
-    responses: {
-      201: { description: 'The activity, with image.url', schema: activitySchema },
-      401: { description: 'No or invalid access token', schema: problem, contentType: 'application/problem+json' },
-      404: { description: 'Unknown place or activity', schema: problem, contentType: 'application/problem+json' },
-      413: { description: 'File over the size limit', schema: problem, contentType: 'application/problem+json' },
-      415: { description: 'Not a PNG, JPEG or BMP image', schema: problem, contentType: 'application/problem+json' },
-      422: {
-        description: 'No file, empty file, several files',
-        schema: problem,
-        contentType: 'application/problem+json',
-      },
-    },
+    responses,
     handler: async (ctx) => {
       const activity = ctx.state.activity as ActivityRow;
       const file = pictureFile((ctx.request as { files?: unknown }).files);
@@ -183,7 +186,8 @@ export function picturesRouter(app: AppContext): ApiRouter {
         image = await normalizeImage(file.buffer);
       } catch (error) {
         if (!(error instanceof ImageInputError)) throw error;
-        if (error.kind === 'unsupported-type') throw unsupportedMediaType(`The ${error.message}; send png, jpg or bmp`);
+        if (error.kind === 'unsupported-type')
+          throw unsupportedMediaType(`Unsupported image type: ${error.message}; send png, jpg or bmp`);
         throw unprocessable([{ path: `body.${file.fieldname}`, message: error.message }], 'The image is not usable');
       }
       const imagePath = activityImagePath(activity.place_uuid, activity.sport_id, randomName(), image.ext);
@@ -211,6 +215,22 @@ export function picturesRouter(app: AppContext): ApiRouter {
       if (body.image.url) ctx.set('Location', body.image.url);
       ctx.body = body;
     },
+  });
+  // ApiRouter documents JSON bodies only (and answers 415 to others): declare this operation's
+  // multipart body here, replacing the operation it registered.
+  app.registry.add(`/v1${UPLOAD_PATH}`, 'post', {
+    summary: UPLOAD_SUMMARY,
+    description,
+    tags: ['places'],
+    security: [{ bearer: [] }],
+    requestParams: { path: params },
+    requestBody: { required: true, content: { 'multipart/form-data': { schema: multipartBody } } },
+    responses: Object.fromEntries(
+      Object.entries(responses).map(([status, r]) => [
+        status,
+        { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema } } },
+      ]),
+    ),
   });
   return router;
 }
