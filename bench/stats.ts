@@ -1,0 +1,62 @@
+/** Small helpers for the benchmarks' numbers. */
+
+export interface LoadStats {
+  /** Completed requests (or queries) per second over the measured window. */
+  rps: number;
+  p50: number;
+  p99: number;
+  count: number;
+  errors: number;
+}
+
+/** The q-quantile (0..1) of already sorted values, nearest-rank. */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+/**
+ * Runs `task` from `concurrency` loops for `durationS` seconds; each loop waits for its task
+ * before starting the next (closed loop, like autocannon's connections).
+ */
+export async function closedLoop(
+  concurrency: number,
+  durationS: number,
+  task: (i: number) => Promise<unknown>,
+): Promise<LoadStats> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let n = 0;
+  const started = performance.now();
+  const end = started + durationS * 1000;
+  const loop = async () => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      try {
+        await task(n++);
+        latencies.push(performance.now() - t);
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  const elapsed = (performance.now() - started) / 1000;
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    rps: latencies.length / elapsed,
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    count: latencies.length,
+    errors,
+  };
+}
+
+export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+export function bytes(n: number): string {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(0)} MB`;
+  return `${(n / 1024).toFixed(0)} kB`;
+}
