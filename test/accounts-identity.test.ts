@@ -10,6 +10,8 @@ import {
 } from '../shared/accounts/accounts.ts';
 import { hashPassword, verifyPassword } from '../shared/accounts/passwords.ts';
 import { redirectUriProblem } from '../shared/accounts/clients.ts';
+import { createProvider } from '../api/accounts/provider.ts';
+import { testConfig } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 // One account carries every identity the services show.
@@ -87,4 +89,15 @@ test('redirect URIs: https or loopback only', (t) => {
     '/relative',
   ])
     t.truthy(redirectUriProblem(bad), bad);
+});
+
+test('production refuses the public default COOKIE_KEYS', async (t) => {
+  const config = testConfig({ NODE_ENV: 'production', DATABASE_URL: database.url });
+  await t.throwsAsync(createProvider(database.db, config), { message: /COOKIE_KEYS/ });
+  const ok = testConfig({
+    NODE_ENV: 'production',
+    DATABASE_URL: database.url,
+    COOKIE_KEYS: 'a-real-secret-of-some-length',
+  });
+  t.truthy(await createProvider(database.db, ok));
 });

@@ -5,7 +5,7 @@ import { findAccountById, oidcClaims } from '../../shared/accounts/accounts.ts';
 import { secretMatches } from '../../shared/accounts/secrets.ts';
 import { postgresAdapterFactory } from '../../shared/auth/oidc-adapter.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
-import type { Config } from '../../shared/config.ts';
+import { type Config, ConfigError, envSchema } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { escapeHtml } from './html.ts';
@@ -41,12 +41,15 @@ export const PROVIDER_ROUTES = {
 } as const;
 
 export async function createProvider(db: Db, config: Config, logger?: Logger): Promise<Provider> {
+  const cookieKeys = config.COOKIE_KEYS.split(',').map((k) => k.trim());
+  if (config.NODE_ENV === 'production' && cookieKeys.includes(envSchema.shape.COOKIE_KEYS.parse(undefined)))
+    throw new ConfigError('Invalid configuration:\n  COOKIE_KEYS: set your own secret(s) in production (the default is public)');
   const keys = await ensureSigningKeys(db);
   const configuration: Configuration = {
     adapter: postgresAdapterFactory(db),
     jwks: { keys: keys.map((k) => k.privateJwk) as never },
     cookies: {
-      keys: config.COOKIE_KEYS.split(',').map((k) => k.trim()),
+      keys: cookieKeys,
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
       short: { signed: true, httpOnly: true, sameSite: 'lax' },
     },
