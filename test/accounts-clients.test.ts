@@ -380,3 +380,38 @@ test('npm run account: creates or finds an account with roles, prints a working 
   );
   t.regex(String((bad as { stderr?: string }).stderr), /unknown role "admin"/);
 });
+
+test('provider and page errors are 4xx pages, never 500', async (t) => {
+  const c = await newClient();
+  const cases = [
+    `/authorize?${new URLSearchParams({ client_id: 'cl_nope', redirect_uri: 'https://app.example.test/cb', response_type: 'code', scope: 'openid' })}`,
+    `/authorize?${new URLSearchParams({ client_id: c.client_id, redirect_uri: 'https://evil.example.test/cb', response_type: 'code', scope: 'openid' })}`,
+    '/authorize',
+    '/oauth/authorize',
+    '/interaction/not-a-real-uid',
+    '/interaction/not-a-real-uid/register',
+  ];
+  for (const path of cases) {
+    // /oauth/authorize redirects to /authorize, which answers the error.
+    const res = await api.fetch(path, { redirect: path.startsWith('/oauth') ? 'follow' : 'manual' });
+    t.true(res.status >= 400 && res.status < 500, `${path} -> ${res.status}`);
+  }
+  // An unsupported response type for a valid client goes back to the client as an OAuth error.
+  const res = await api.fetch(
+    `/authorize?${new URLSearchParams({ client_id: c.client_id, redirect_uri: 'https://app.example.test/cb', response_type: 'token', scope: 'openid' })}`,
+    { redirect: 'manual' },
+  );
+  t.true(res.status === 303 || res.status === 400, String(res.status));
+  const token = await api.fetch('/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=authorization_code&code=x',
+  });
+  t.true(token.status === 400 || token.status === 401, String(token.status));
+  const form = await api.fetch('/interaction/x/login', {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain' },
+    body: 'x',
+  });
+  t.is(form.status, 415);
+});

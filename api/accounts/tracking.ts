@@ -55,10 +55,16 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
     delete req.headers['transfer-encoding'];
     // A GET has an empty, unread body stream: put the form in front so oidc-provider reads it.
     req.unshift(encoded);
+    const original = { method: ctx.method, url: ctx.url };
     ctx.method = 'POST';
     ctx.path = '/token';
     ctx.querystring = '';
-    await toProvider(ctx, next);
+    try {
+      await toProvider(ctx, next);
+    } finally {
+      ctx.method = original.method;
+      ctx.url = original.url;
+    }
     const body = ctx.body as { access_token?: string } | undefined;
     if (ctx.status === 200 && body?.access_token) ctx.body = { access_token: body.access_token };
   };
