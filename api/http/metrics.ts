@@ -25,7 +25,7 @@ export function createMetrics(sources: MetricsSources) {
     async collect() {
       this.reset();
       try {
-        for (const [queue, n] of Object.entries(await withTimeout(sources.queueDepths(), 1_000)))
+        for (const [queue, n] of Object.entries(await withTimeout(sources.queueDepths(), 2_000)))
           this.set({ queue }, n);
       } catch {
         // Redis down: /ready says so; the scrape still answers.
@@ -38,7 +38,7 @@ export function createMetrics(sources: MetricsSources) {
     registers: [registry],
     async collect() {
       try {
-        this.set(await withTimeout(sources.outboxPending(), 1_000));
+        this.set(await withTimeout(sources.outboxPending(), 2_000));
       } catch {}
     },
   });

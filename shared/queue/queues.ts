@@ -50,12 +50,15 @@ export class QueueSet {
   /** Waiting + active + delayed jobs per queue, for /metrics. */
   async depths(): Promise<Record<string, number>> {
     this.assertReady();
-    const out: Record<string, number> = {};
-    for (const name of QUEUE_NAMES) {
-      const counts = await this.get(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
-      out[name] = (counts.waiting ?? 0) + (counts.active ?? 0) + (counts.delayed ?? 0);
-    }
-    return out;
+    const counts = await Promise.all(
+      QUEUE_NAMES.map((name) => this.get(name).getJobCounts('waiting', 'active', 'delayed')),
+    );
+    return Object.fromEntries(
+      QUEUE_NAMES.map((name, i) => {
+        const c = counts[i] ?? {};
+        return [name, (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0)];
+      }),
+    );
   }
 
   async close(): Promise<void> {
