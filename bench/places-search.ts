@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -12,7 +13,7 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { buildSearchQuery, parseSearchQuery } from '../shared/places/search.ts';
 import { loadCities, loadPlaces, populationSampler, prng } from './places-data.ts';
-import { type LoadStats, bytes, closedLoop, fmt } from './stats.ts';
+import { type LoadStats, bytes, closedLoop, cpuText, fmt, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
 
 /**
  * bench/places-search: 1,000,000 places spread like real cities; bbox, radius and filtered
@@ -42,6 +43,7 @@ const SETTINGS = {
   warmupS: env('BENCH_WARMUP_S', 3),
   connections: env('BENCH_CONNECTIONS', 16),
   reload: process.env.BENCH_RELOAD === '1',
+  rounds: Math.max(1, Math.round(env('BENCH_ROUNDS', 3))),
   shapes: (process.env.BENCH_SHAPES ?? 'bbox,radius,filtered').split(',').map((s) => s.trim()),
 };
 
@@ -208,6 +210,32 @@ async function runAutocannon(url: string, paths: string[], durationS: number): P
   };
 }
 
+/**
+ * Rounds of one side combined: throughput over all rounds; p50/p99 and CPU are the median of the
+ * rounds' values (robust to one round disturbed by another process on this shared machine).
+ */
+function combineRounds(
+  rounds: (LoadStats & { cpuPerOp: Record<string, number> })[],
+): LoadStats & { cpuPerOp: Record<string, number> } {
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.floor((s.length - 1) / 2)] ?? Number.NaN;
+  };
+  const count = rounds.reduce((n, r) => n + r.count, 0);
+  const seconds = rounds.reduce((n, r) => n + (r.rps > 0 ? r.count / r.rps : 0), 0);
+  const cpuPerOp: Record<string, number> = {};
+  for (const key of Object.keys(rounds[0]?.cpuPerOp ?? {}))
+    cpuPerOp[key] = median(rounds.map((r) => r.cpuPerOp[key] ?? Number.NaN));
+  return {
+    rps: count / seconds,
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    count,
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    cpuPerOp,
+  };
+}
+
 /** Index names used by scan nodes of a plan. */
 function indexesUsed(plan: string): string[] {
   return [...plan.matchAll(/Index(?: Only)? Scan(?: Backward)? (?:using|on) (\S+)/g)].map((m) => m[1] as string);
@@ -218,7 +246,8 @@ export async function run(): Promise<{ failed: boolean }> {
   const log = (s: string) => console.log(s);
   log(`places-search benchmark on ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
   log(
-    `settings: places=${SETTINGS.places} duration=${SETTINGS.durationS}s warmup=${SETTINGS.warmupS}s concurrency=${SETTINGS.connections}`,
+    `settings: places=${SETTINGS.places} duration=${SETTINGS.durationS}s per side in ${SETTINGS.rounds} alternating rounds, ` +
+      `warmup=${SETTINGS.warmupS}s, concurrency=${SETTINGS.connections}; ${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(1)}`,
   );
   await ensureFreshSchema(databaseUrl, log);
   const { db, pool: kyselyPool } = createDb(databaseUrl, 2);
@@ -280,8 +309,24 @@ export async function run(): Promise<{ failed: boolean }> {
         if (apiUp) await runAutocannon(api.url, paths, SETTINGS.warmupS);
         await closedLoop(SETTINGS.connections, SETTINGS.warmupS, sqlTask);
       }
-      const viaApi = apiUp ? await runAutocannon(api.url, paths, SETTINGS.durationS) : undefined;
-      const viaSql = await closedLoop(SETTINGS.connections, SETTINGS.durationS, sqlTask);
+      // CPU ms per request of each party (Linux /proc): where the 2 cores go.
+      const apiPid = api.child.pid ?? 0;
+      const parties = {
+        postgres: postgresCpuMs,
+        'api process': () => processCpuMs(apiPid),
+        'bench process': () => processCpuMs(process.pid),
+      };
+      const apiUrl = api.url;
+      // API and SQL alternate in rounds, so a change in the machine's background load hits both.
+      const sliceS = Math.max(1, SETTINGS.durationS / SETTINGS.rounds);
+      const apiRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
+      const sqlRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
+      for (let r = 0; r < SETTINGS.rounds; r++) {
+        if (apiUp) apiRounds.push(await withCpu(parties, () => runAutocannon(apiUrl, paths, sliceS)));
+        sqlRounds.push(await withCpu(parties, () => closedLoop(SETTINGS.connections, sliceS, sqlTask)));
+      }
+      const viaApi = apiUp ? combineRounds(apiRounds) : undefined;
+      const viaSql = combineRounds(sqlRounds);
 
       // The plan on the first centre (the most populous pick), with warm caches like the runs above.
       const plan = (
@@ -302,6 +347,7 @@ export async function run(): Promise<{ failed: boolean }> {
       log(
         `SQL: ${fmt(viaSql.rps)} q/s    p50 ${fmt(viaSql.p50)} ms  p99 ${fmt(viaSql.p99)} ms  (${viaSql.count} ok, ${viaSql.errors} errors)`,
       );
+      log(`     CPU ms per query: ${cpuText(viaSql.cpuPerOp)}`);
       if (!viaApi) {
         failed = true;
         summary.push(
@@ -318,6 +364,7 @@ export async function run(): Promise<{ failed: boolean }> {
       log(
         `API: ${fmt(viaApi.rps)} req/s  p50 ${fmt(viaApi.p50)} ms  p99 ${fmt(viaApi.p99)} ms  (${viaApi.count} ok, ${viaApi.errors} errors)`,
       );
+      log(`     CPU ms per request: ${cpuText(viaApi.cpuPerOp)}`);
       log(
         `API/SQL throughput ratio ${fmt(ratio * 100, 0)} % (goal ≥ ${GOAL_RATIO * 100} %): ${ratioOk ? 'PASS' : 'FAIL'}; ` +
           `API p99 ${fmt(viaApi.p99)} ms (goal ≤ ${GOAL_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}`,
@@ -328,7 +375,10 @@ export async function run(): Promise<{ failed: boolean }> {
           ` ${`${fmt(ratio * 100, 0)} %`.padStart(6)}  ratio ${ratioOk ? 'PASS' : 'FAIL'}, p99 ${p99Ok ? 'PASS' : 'FAIL'}, plan ${planOk ? 'PASS' : 'FAIL'}${errorsOk ? '' : ', ERRORS'}`,
       );
     }
-    log(`\n=== summary (concurrency ${SETTINGS.connections}, ${SETTINGS.durationS} s each, ${size.places} places)`);
+    log(
+      `\n=== summary (concurrency ${SETTINGS.connections}, ${SETTINGS.durationS} s per side, ${size.places} places; ` +
+        `load average now ${loadavg()[0]?.toFixed(1)})`,
+    );
     log('shape      API r/s API p50 API p99  SQL q/s SQL p50 SQL p99  ratio  goals');
     for (const line of summary) log(line);
   } finally {

@@ -1,3 +1,5 @@
+import { readFileSync, readdirSync } from 'node:fs';
+
 /** Small helpers for the benchmarks' numbers. */
 
 export interface LoadStats {
@@ -60,3 +62,56 @@ export function bytes(n: number): string {
   if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(0)} MB`;
   return `${(n / 1024).toFixed(0)} kB`;
 }
+
+/** CPU time (user + system, ms) of one process, from /proc (Linux); undefined elsewhere. */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+const CLOCK_TICKS = 100;
+
+/** CPU time (ms) of every local process named `postgres` (the server and its backends). */
+export function postgresCpuMs(): number | undefined {
+  try {
+    let total = 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      } catch {
+        continue;
+      }
+      total += processCpuMs(Number(entry)) ?? 0;
+    }
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `work` and returns its result with the CPU ms per operation spent by each watched party. */
+export async function withCpu<T extends { count: number }>(
+  parties: Record<string, () => number | undefined>,
+  work: () => Promise<T>,
+): Promise<T & { cpuPerOp: Record<string, number> }> {
+  const before = Object.fromEntries(Object.entries(parties).map(([k, f]) => [k, f()]));
+  const result = await work();
+  const cpuPerOp: Record<string, number> = {};
+  for (const [k, f] of Object.entries(parties)) {
+    const a = before[k];
+    const b = f();
+    if (a !== undefined && b !== undefined && result.count > 0) cpuPerOp[k] = (b - a) / result.count;
+  }
+  return { ...result, cpuPerOp };
+}
+
+export const cpuText = (c: Record<string, number>) =>
+  Object.entries(c)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+    .join(', ');
