@@ -1,5 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { parseSearchQuery } from '../shared/places/search.ts';
 import { startTestApi } from './helpers/app.ts';
 import { call, createPlace, paths } from './places-fixtures.ts';
@@ -164,9 +165,11 @@ test('created_at order, days, partner, featured', async (t) => {
 });
 
 test('paging: limit, page, links.next, count; default limit 20', async (t) => {
+  const all = await search(ORIGIN);
+  t.is(all.body.count, 5);
   const p1 = await search(`${ORIGIN}&limit=2`);
   t.deepEqual(names(p1), ['Near', 'Mid']);
-  t.is(p1.body.count, 5);
+  t.is(p1.body.count, 2, 'count is the number of features in the response');
   t.is(p1.body.links.next, `${api.config.PUBLIC_URL}/api/v1/places?origin=3.06%2C50.63&radius=100&limit=2&page=2`);
   const p2 = await api.fetch(new URL(p1.body.links.next).pathname + new URL(p1.body.links.next).search);
   const b2 = (await p2.json()) as { data: { features: { properties: { name: string } }[] }; links: { next: string } };
@@ -176,11 +179,23 @@ test('paging: limit, page, links.next, count; default limit 20', async (t) => {
   );
   const p3 = await search(`${ORIGIN}&limit=2&page=3`);
   t.deepEqual(names(p3), ['Far']);
+  t.is(p3.body.count, 1);
   t.is(p3.body.links.next, null);
   const p9 = await search(`${ORIGIN}&limit=2&page=9`);
   t.deepEqual(names(p9), []);
-  t.is(p9.body.count, 5, 'count even past the last page');
+  t.is(p9.body.count, 0);
+  t.is(p9.body.links.next, null);
   t.is((await search(`${ORIGIN}&limit=100`)).status, 200);
+  // Default limit: 20.
+  await sql`insert into places (slug, name, geom, country, status)
+    select 'bulk-' || g, 'Bulk ' || g, st_setsrid(st_makepoint(10 + g * 0.001, 10), 4326), 'NE', 'approved'
+    from generate_series(1, 25) g`.execute(api.database.db);
+  const bulk = await search('origin=10,10&radius=10');
+  t.is(bulk.body.count, 20);
+  t.regex(bulk.body.links.next, /page=2&limit=20$/);
+  const bulk2 = await search('origin=10,10&radius=10&page=2');
+  t.is(bulk2.body.count, 5);
+  t.is(bulk2.body.links.next, null);
   const empty = await search('origin=-70,-40&radius=1');
   t.is(empty.body.count, 0);
 });
@@ -280,7 +295,6 @@ test('search ignores pending and rejected places; approving makes them appear', 
 
 test('each search shape uses an index (EXPLAIN with seqscan off shows no Seq Scan on places)', async (t) => {
   const { buildSearchQuery } = await import('../shared/places/search.ts');
-  const { sql } = await import('kysely');
   const shapes = [
     ORIGIN,
     'sw=3.05,50.6&ne=3.35,50.7',

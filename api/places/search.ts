@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import {
-  buildCountQuery,
   buildSearchQuery,
   DEFAULT_LIMIT,
   MAX_EXTENT_KM,
@@ -74,7 +73,7 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
     summary: 'Search places by bounding box or radius',
     description: [
       'A location is required: `sw`+`ne` or `origin`+`radius` (km), each at most 100 km; a search without one is a 422 naming `origin`.',
-      `Results are approved places ordered by proximity to user_origin (else origin, else the box centre); lines and polygons match when they cross the area, their proximity is to their nearest point. Default limit ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}. count is the total number of matches; links.next is null on the last page.`,
+      `Results are approved places ordered by proximity to user_origin (else origin, else the box centre); lines and polygons match when they cross the area, their proximity is to their nearest point. Default limit ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}. "count" is the number of features in this response (as in the original service, where a full page shows count = limit); links.next is null on the last page.`,
       'Every invalid parameter is a 422 whose errors name it (query.radius, query.ne...).',
     ].join('\n\n'),
     query: searchQuery,
@@ -92,10 +91,9 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
     handler: async (ctx) => {
       const { params, errors } = parseSearchQuery(ctx.query);
       if (!params) throw unprocessable(errors, 'Invalid search query');
-      const rows = await buildSearchQuery(app.db, params).execute();
-      let count = rows[0]?.total ?? undefined;
-      if (count === undefined)
-        count = params.page === 1 ? 0 : (await buildCountQuery(app.db, params).executeTakeFirstOrThrow()).n;
+      const found = await buildSearchQuery(app.db, params).execute();
+      const more = found.length > params.limit;
+      const rows = more ? found.slice(0, params.limit) : found;
       const base = `${app.config.PUBLIC_URL}/api/v1/places`;
       const url = (page: number) => {
         const qs = new URLSearchParams(ctx.querystring);
@@ -103,13 +101,12 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
         if (!qs.has('limit')) qs.set('limit', String(params.limit));
         return `${base}?${qs.toString()}`;
       };
-      const more = params.page * params.limit < count;
       return {
         links: {
           self: ctx.querystring ? `${base}?${ctx.querystring}` : base,
           next: more ? url(params.page + 1) : null,
         },
-        count,
+        count: rows.length,
         data: {
           type: 'FeatureCollection',
           features: rows.map((r) => ({

@@ -212,14 +212,23 @@ const makePoint = (p: LngLat) => sql`st_setsrid(st_makepoint(${p[0]}, ${p[1]}), 
 function conditions(params: SearchParams): Expression<SqlBool>[] {
   const out: Expression<SqlBool>[] = [sql<SqlBool>`p.status = 'approved'`];
   const a = params.area;
+  // The geography GiST index (places_geog_idx) serves both the area and the KNN order, so
+  // one index scan walks outwards from the reference point and stops at the area's edge. The
+  // area test is written as an index condition (`&&` on a geocentric box) plus an exact check
+  // without index support: ST_DWithin/ST_Intersects would add conditions whose selectivity
+  // PostGIS badly underestimates on geography, steering the planner away from the KNN scan
+  // (measured at 1M places: 200-800 ms sorts instead of ~10 ms).
   if (a.kind === 'radius') {
-    // geography predicate on the exact indexed expression (places_geog_idx).
-    out.push(sql<SqlBool>`st_dwithin(p.geom::geography, ${makePoint(a.origin)}::geography, ${a.radiusKm * 1000})`);
+    const origin = sql`${makePoint(a.origin)}::geography`;
+    const metres = a.radiusKm * 1000;
+    out.push(sql<SqlBool>`p.geom::geography && _st_expand(${origin}, ${metres}::float8)`);
+    out.push(sql<SqlBool>`st_distance(p.geom::geography, ${origin}, false) <= ${metres}::float8`);
   } else {
-    // geometry intersection: places_geom_idx; a line or polygon crossing the box matches.
-    out.push(
-      sql<SqlBool>`st_intersects(p.geom, st_makeenvelope(${a.sw[0]}, ${a.sw[1]}, ${a.ne[0]}, ${a.ne[1]}, 4326))`,
-    );
+    const box = sql`st_makeenvelope(${a.sw[0]}, ${a.sw[1]}, ${a.ne[0]}, ${a.ne[1]}, 4326)`;
+    // 5 km margin: the geocentric box of the envelope's great-circle edges may miss points
+    // next to a parallel (sagitta ≤ ~2 km for 100 km edges up to 85°); the exact test follows.
+    out.push(sql<SqlBool>`p.geom::geography && _st_expand(${box}::geography, 5000::float8)`);
+    out.push(sql<SqlBool>`_st_intersects(p.geom, ${box})`);
   }
   if (params.days !== undefined) out.push(sql<SqlBool>`p.created_at >= now() - make_interval(days => ${params.days})`);
   if (params.partner !== undefined) out.push(sql<SqlBool>`p.partner = ${params.partner}`);
@@ -235,26 +244,21 @@ function conditions(params: SearchParams): Expression<SqlBool>[] {
     if (r.min !== undefined) act.push(sql<SqlBool>`${v} >= ${r.min}`);
     if (r.max !== undefined) act.push(sql<SqlBool>`${v} <= ${r.max}`);
   }
+  // A correlated subquery with LIMIT 1 (not EXISTS) so the planner keeps the spatial scan in
+  // front and probes place_activities (place_id, sport_id) per candidate, instead of
+  // hashing every matching activity of the country first (measured: 5 s → ms at 1M places).
   if (act.length)
     out.push(
-      sql<SqlBool>`exists (select 1 from place_activities a where a.place_id = p.id and ${sql.join(act, sql` and `)})`,
+      sql<SqlBool>`coalesce((select true from place_activities a where a.place_id = p.id and ${sql.join(act, sql` and `)} limit 1), false)`,
     );
   return out;
 }
 
-/** The number of places a search matches (same conditions, no paging). */
-export function buildCountQuery(db: Db, params: SearchParams) {
-  return db
-    .selectFrom('places as p')
-    .select(sql<number>`count(*)::int`.as('n'))
-    .where((eb) => eb.and(conditions(params)));
-}
-
 /**
  * The whole search in one statement: the page of places (KNN `<->` on geography for proximity
- * order, or created_at), their activities aggregated as JSON for the page rows only, and the
- * total count as an uncorrelated subquery. Pure: the benchmark compiles it and runs the SQL
- * through pg directly.
+ * order, or created_at) plus one extra row to know whether a next page exists, and their
+ * activities aggregated as JSON for the page rows only (no N+1). Pure: the benchmark compiles it
+ * and runs the SQL through pg directly.
  */
 export function buildSearchQuery(db: Db, params: SearchParams) {
   const ref = sql`${makePoint(params.reference)}::geography`;
@@ -282,10 +286,10 @@ export function buildSearchQuery(db: Db, params: SearchParams) {
     ])
     .where((eb) => eb.and(conditions(params)));
   if (params.createdAt) page = page.orderBy('p.created_at', params.createdAt);
+  // No tie-breaker after the distance: a second key would defeat the KNN index order.
   page = page
     .orderBy(sql`p.geom::geography <-> ${ref}`)
-    .orderBy('p.id')
-    .limit(params.limit)
+    .limit(params.limit + 1)
     .offset((params.page - 1) * params.limit);
   let outer = db.selectFrom(page.as('pg')).select([
     'pg.uuid',
@@ -307,7 +311,6 @@ export function buildSearchQuery(db: Db, params: SearchParams) {
         select coalesce(json_agg(json_build_object('sport_id', a.sport_id, 'tags', a.tags, 'attributes', a.attributes)
                                  order by a.sport_id), '[]'::json)
         from place_activities a where a.place_id = pg.id)`.as('activities'),
-    buildCountQuery(db, params).as('total'),
   ]);
   if (params.createdAt) outer = outer.orderBy('pg.created_at', params.createdAt);
   return outer.orderBy('pg.proximity_m').orderBy('pg.id');

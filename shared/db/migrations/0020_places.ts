@@ -36,10 +36,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create unique index places_external_idx on places (external_place_id) where external_place_id is not null`.execute(
     db,
   );
-  await sql`create index places_geom_idx on places using gist (geom)`.execute(db);
-  await sql`create index places_geog_idx on places using gist ((geom::geography))`.execute(db);
+  // Search reads approved places only: partial indexes are smaller and skip the status test.
+  await sql`create index places_geom_idx on places using gist (geom) where status = 'approved'`.execute(db);
+  await sql`create index places_geog_idx on places using gist ((geom::geography)) where status = 'approved'`.execute(
+    db,
+  );
   await sql`create index places_created_by_idx on places (created_by, status)`.execute(db);
-  await sql`create index places_created_at_idx on places (created_at)`.execute(db);
+  await sql`create index places_created_at_idx on places (created_at) where status = 'approved'`.execute(db);
   await sql`create index places_partner_idx on places (partner) where partner is not null`.execute(db);
 
   await sql`
