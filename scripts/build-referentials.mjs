@@ -300,8 +300,22 @@ const PLACES_SPORT_ID_MAP = { 186: 284 }; // Diving -> Underwater diving (Plong√
 const PLACES_FILTER_RENAME = { size: 'pool_size' };
 
 // Surface is an open list in the spec ("clay, sand, and others"); the reference
-// adds examples seen elsewhere (concrete, ice).
-const SURFACE_EXTRA_VALUES = ['concrete', 'ice'];
+// adds examples seen elsewhere (concrete, ice). The others are ours: the usual
+// surfaces of courts, fields, tracks and trails, so a user can describe a place.
+const SURFACE_EXTRA_VALUES = [
+  'concrete',
+  'ice',
+  'artificial_turf',
+  'asphalt',
+  'carpet',
+  'dirt',
+  'grass',
+  'gravel',
+  'hard',
+  'snow',
+  'synthetic',
+  'wood',
+];
 
 // Per-sport allowed tags and filters for the main sports. The public source has a
 // list for one sport only (diving); these are ours, chosen by what a player of the

@@ -4,7 +4,15 @@ import { z } from 'zod';
 import { type Viewer, visibleTo } from '../../shared/places/activities.ts';
 import { nearestCity } from '../../shared/places/cities.ts';
 import { type FieldError, parseGeometry } from '../../shared/places/geojson.ts';
-import { findPlace, isCountryCode, type PlaceRow, placeJson, uniqueSlug } from '../../shared/places/places.ts';
+import {
+  findPlace,
+  isCountryCode,
+  type PlaceRow,
+  pendingPlaces,
+  placeJson,
+  placesJson,
+  uniqueSlug,
+} from '../../shared/places/places.ts';
 import { type ActivityInput, checkActivity, sportRules } from '../../shared/places/rules.ts';
 import { insertActivity, insertPlace, setNotes } from '../../shared/places/writes.ts';
 import type { AppContext } from '../context.ts';
@@ -112,12 +120,8 @@ export function addPlaceRoutes(router: ApiRouter, app: AppContext): void {
     },
     handler: async (ctx, { query }) => {
       const caller = callerOf(ctx);
-      let q = app.db.selectFrom('places').select('uuid').where('status', '=', 'pending');
-      if (!(query.all === 'true' && caller.staff)) q = q.where('created_by', '=', caller.accountId);
-      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(500).execute();
-      const out = [];
-      for (const r of rows) out.push(await respondPlace(app, ctx, r.uuid));
-      return out;
+      const rows = await pendingPlaces(app.db, query.all === 'true' && caller.staff ? undefined : caller.accountId);
+      return placesJson(app.db, rows, app.config, readLocaleOf(ctx));
     },
   });
 

@@ -100,17 +100,6 @@ export async function placeActivities(db: Db, placeIds: number[]): Promise<Activ
   return (await activityQuery(db).where('a.place_id', 'in', placeIds).orderBy('a.sport_id').execute()) as ActivityRow[];
 }
 
-/** The note in `locale`, falling back to `en`, then null. */
-export async function placeNotes(db: Db, placeId: number, locale: Locale): Promise<string | null> {
-  const rows = await db
-    .selectFrom('place_notes')
-    .select(['locale', 'text'])
-    .where('place_id', '=', placeId)
-    .where('locale', 'in', [locale, DEFAULT_LOCALE])
-    .execute();
-  return (rows.find((r) => r.locale === locale) ?? rows.find((r) => r.locale === DEFAULT_LOCALE))?.text ?? null;
-}
-
 export interface PlaceJson {
   type: 'Feature';
   geometry: Geometry;
@@ -125,34 +114,67 @@ export async function placeJson(
   locale: Locale,
   options: { userAsList?: boolean } = {},
 ): Promise<PlaceJson> {
-  const [activities, notes] = await Promise.all([placeActivities(db, [row.id]), placeNotes(db, row.id, locale)]);
-  const user = userJson(row.created_by, row.user_first_name, row.user_last_name, row.user_roles);
-  return {
-    type: 'Feature',
-    geometry: JSON.parse(row.geojson) as Geometry,
-    properties: {
-      uuid: row.uuid,
-      name: row.name,
-      slug: row.slug,
-      proximity: null,
-      user: options.userAsList ? updateUsers(user) : user,
-      partner: row.partner,
-      featured: row.featured,
-      status: row.status,
-      created_at: formatCreatedAt(row.created_at),
-      external_place_id: row.external_place_id,
-      contact_details: {
-        email: row.email,
-        phone: row.phone,
-        website: row.website,
-        booking_url: row.booking_url,
-        social_username: row.social_username,
+  const [json] = await placesJson(db, [row], config, locale, options);
+  return json as PlaceJson;
+}
+
+/** Several places as Features: their activities and notes in one query each (no N+1). */
+export async function placesJson(
+  db: Db,
+  rows: PlaceRow[],
+  config: Pick<Config, 'PUBLIC_URL'>,
+  locale: Locale,
+  options: { userAsList?: boolean } = {},
+): Promise<PlaceJson[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id);
+  const [activities, notes] = await Promise.all([
+    placeActivities(db, ids),
+    db
+      .selectFrom('place_notes')
+      .select(['place_id', 'locale', 'text'])
+      .where('place_id', 'in', ids)
+      .where('locale', 'in', [locale, DEFAULT_LOCALE])
+      .execute(),
+  ]);
+  return rows.map((row) => {
+    const user = userJson(row.created_by, row.user_first_name, row.user_last_name, row.user_roles);
+    const own = notes.filter((n) => n.place_id === row.id);
+    const note = own.find((n) => n.locale === locale) ?? own.find((n) => n.locale === DEFAULT_LOCALE);
+    return {
+      type: 'Feature',
+      geometry: JSON.parse(row.geojson) as Geometry,
+      properties: {
+        uuid: row.uuid,
+        name: row.name,
+        slug: row.slug,
+        proximity: null,
+        user: options.userAsList ? updateUsers(user) : user,
+        partner: row.partner,
+        featured: row.featured,
+        status: row.status,
+        created_at: formatCreatedAt(row.created_at),
+        external_place_id: row.external_place_id,
+        contact_details: {
+          email: row.email,
+          phone: row.phone,
+          website: row.website,
+          booking_url: row.booking_url,
+          social_username: row.social_username,
+        },
+        address_components: { address: row.address, city: row.city, province: row.province, country: row.country },
+        activities: activities.filter((a) => a.place_id === row.id).map((a) => activityJson(a, config)),
+        notes: note?.text ?? null,
       },
-      address_components: { address: row.address, city: row.city, province: row.province, country: row.country },
-      activities: activities.map((a) => activityJson(a, config)),
-      notes,
-    },
-  };
+    };
+  });
+}
+
+/** Pending places: the caller's own, or (staff queue) everyone's; newest first, at most 500. */
+export async function pendingPlaces(db: Db, accountId: string | undefined): Promise<PlaceRow[]> {
+  let q = placeQuery(db).where('p.status', '=', 'pending');
+  if (accountId) q = q.where('p.created_by', '=', accountId);
+  return (await q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(500).execute()) as PlaceRow[];
 }
 
 /** After an update the spec shows `user` as an array of objects with `user_id`. */
