@@ -1,4 +1,6 @@
 import test from 'ava';
+import fc from 'fast-check';
+import { mintToken } from './helpers/tokens.ts';
 import { startTestApi } from './helpers/app.ts';
 import { call, createPlace, paths, placeBody } from './places-fixtures.ts';
 
@@ -430,4 +432,47 @@ test('openapi documents the places routes', async (t) => {
     '/api/v1/sports/{sport_id}/filters/{slug}',
   ])
     t.truthy(doc.paths[p], p);
+});
+
+test('an expired token is a 401; POST on the place path is an alias of PUT', async (t) => {
+  const expired = await mintToken(api.database.db, api.config, user, { ttlSeconds: -3600 });
+  const res = await call(api, 'POST', '/places', { token: expired, body: placeBody() });
+  t.is(res.status, 401);
+  t.regex(res.headers.get('content-type') ?? '', /problem\+json/);
+  const p = await createPlace(api, staff.token);
+  const alias = await call(api, 'POST', `/places/${p.uuid}`, { token: staff.token, body: { phone: '42' } });
+  t.is(alias.status, 200);
+  t.is(alias.body.properties.contact_details.phone, '42');
+  const act = await call(api, 'POST', `/places/${p.uuid}/activities/357`, { token: user.token, body: { courts: 9 } });
+  t.is(act.status, 200);
+  t.is(act.body.attributes.courts, 9);
+});
+
+test('property (HTTP): random positions are stored when in range and refused with the position path otherwise', async (t) => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.double({ min: -400, max: 400, noNaN: true }),
+      fc.double({ min: -200, max: 200, noNaN: true }),
+      async (lng, lat) => {
+        const res = await call(api, 'POST', '/places', {
+          token: staff.token,
+          body: placeBody({
+            geometry: {
+              type: 'LineString',
+              coordinates: [
+                [3, 50],
+                [lng, lat],
+              ],
+            },
+          }),
+        });
+        const valid = Math.abs(lng) <= 180 && Math.abs(lat) <= 90;
+        // Stored to 9 decimals (ST_AsGeoJSON), far below GPS precision.
+        if (valid) return res.status === 201 && Math.abs(res.body.geometry.coordinates[1][0] - lng) < 1e-8;
+        return res.status === 422 && paths(res).join() === 'body.geometry.coordinates[1]';
+      },
+    ),
+    { numRuns: 25 },
+  );
+  t.pass();
 });

@@ -135,32 +135,34 @@ export function addActivityRoutes(router: ApiRouter, app: AppContext): void {
     },
   });
 
-  router.add({
-    method: 'put',
-    path: '/places/:place_id/activities/:sport_id',
-    summary: 'Update one activity',
-    description:
-      'Accepts tags (replaced), photo_reference and filter values (merged; null removes one). sport_id and user are immutable: sending a different sport_id or any user is a 422. 404 when the place has no activity of this sport.',
-    security: ['bearer'],
-    middleware: [auth],
-    params: activityParams,
-    body: activityBody,
-    responses: {
-      200: { description: 'The updated activity', schema: activitySchema },
-      401: problem('Missing or invalid token'),
-      404: problem('No such place or activity'),
-      422: problem('Invalid update'),
-    },
-    handler: async (ctx, { params, body }) => {
-      const row = await activityOr404(ctx, params.place_id, params.sport_id);
-      const input = await checkOne(body, 'body', { update: true, sportId: params.sport_id });
-      await updateActivity(app.db, row.id, row.attributes, input);
-      return activityJson(
-        (await findActivity(app.db, row.place_uuid, row.sport_id, viewerOf(ctx))) as ActivityRow,
-        app.config,
-      );
-    },
-  });
+  // PUT is the listed method; the spec's examples also show POST on this path: same route.
+  for (const method of ['put', 'post'] as const)
+    router.add({
+      method,
+      path: '/places/:place_id/activities/:sport_id',
+      summary: method === 'put' ? 'Update one activity' : 'Update one activity (alias of PUT)',
+      description:
+        'Accepts tags (replaced), photo_reference and filter values (merged; null removes one). sport_id and user are immutable: sending a different sport_id or any user is a 422. 404 when the place has no activity of this sport.',
+      security: ['bearer'],
+      middleware: [auth],
+      params: activityParams,
+      body: activityBody,
+      responses: {
+        200: { description: 'The updated activity', schema: activitySchema },
+        401: problem('Missing or invalid token'),
+        404: problem('No such place or activity'),
+        422: problem('Invalid update'),
+      },
+      handler: async (ctx, { params, body }) => {
+        const row = await activityOr404(ctx, params.place_id, params.sport_id);
+        const input = await checkOne(body, 'body', { update: true, sportId: params.sport_id });
+        await updateActivity(app.db, row.id, row.attributes, input);
+        return activityJson(
+          (await findActivity(app.db, row.place_uuid, row.sport_id, viewerOf(ctx))) as ActivityRow,
+          app.config,
+        );
+      },
+    });
 
   router.add({
     method: 'delete',

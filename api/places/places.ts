@@ -231,55 +231,58 @@ export function addPlaceRoutes(router: ApiRouter, app: AppContext): void {
     },
   });
 
-  router.add({
-    method: 'put',
-    path: '/places/:place_id',
-    summary: 'Update a place (contact, address, name, notes, featured)',
-    description: [
-      'The creator and staff may change every field. `featured` and `partner` may only be changed by partner accounts (403 for anyone else, the creator included); partners may change only those two on places they did not create.',
-      'Other users get 403 on a place they can see, 404 on a pending place of someone else. `notes` is written in the Accept-Language locale (unsupported: 422). The slug never changes, so links keep working.',
-    ].join('\n\n'),
-    security: ['bearer'],
-    middleware: [auth],
-    params: idParams,
-    body: putBody,
-    responses: {
-      200: { description: 'The updated place (`user` is a list with `user_id`)', schema: placeSchema },
-      401: problem('Missing or invalid token'),
-      403: problem('Not allowed to change this place or field'),
-      404: problem('No such place (or not visible)'),
-      422: problem('Invalid body'),
-    },
-    handler: async (ctx, { params, body }) => {
-      const caller = callerOf(ctx);
-      const row = await visiblePlace(app, ctx, params.place_id);
-      const keys = Object.keys(body);
-      if (!keys.length) throw unprocessable([{ path: 'body', message: 'send at least one updatable field' }]);
-      const partner = hasRole(ctx.state.principal, 'partner');
-      const owner = caller.staff || row.created_by === caller.accountId;
-      const partnerFields = ['featured', 'partner'];
-      if (keys.some((k) => partnerFields.includes(k)) && !partner)
-        throw forbidden('Only partner accounts may change featured or partner');
-      if (keys.some((k) => !partnerFields.includes(k)) && !owner)
-        throw forbidden('Only the creator of the place or staff may change these fields');
-      if (body.country !== undefined && !isCountryCode(body.country))
-        throw unprocessable([
-          { path: 'body.country', message: `"${body.country}" is not a 2-letter ISO 3166-1 country code` },
-        ]);
-      const locale = body.notes !== undefined ? writeLocaleOf(ctx) : undefined;
-      const { notes, ...fields } = body;
-      await app.db.transaction().execute(async (trx) => {
-        if (Object.keys(fields).length)
-          await trx
-            .updateTable('places')
-            .set({ ...fields, updated_at: new Date() })
-            .where('id', '=', row.id)
-            .execute();
-        if (locale && notes !== undefined) await setNotes(trx, row.id, locale, notes);
-      });
-      return respondPlace(app, ctx, row.uuid, { userAsList: true });
-    },
-  });
+  // PUT is the listed method; some descriptions of the spec show POST on this path: same route.
+  for (const method of ['put', 'post'] as const)
+    router.add({
+      method,
+      path: '/places/:place_id',
+      summary:
+        method === 'put' ? 'Update a place (contact, address, name, notes, featured)' : 'Update a place (alias of PUT)',
+      description: [
+        'The creator and staff may change every field. `featured` and `partner` may only be changed by partner accounts (403 for anyone else, the creator included); partners may change only those two on places they did not create.',
+        'Other users get 403 on a place they can see, 404 on a pending place of someone else. `notes` is written in the Accept-Language locale (unsupported: 422). The slug never changes, so links keep working.',
+      ].join('\n\n'),
+      security: ['bearer'],
+      middleware: [auth],
+      params: idParams,
+      body: putBody,
+      responses: {
+        200: { description: 'The updated place (`user` is a list with `user_id`)', schema: placeSchema },
+        401: problem('Missing or invalid token'),
+        403: problem('Not allowed to change this place or field'),
+        404: problem('No such place (or not visible)'),
+        422: problem('Invalid body'),
+      },
+      handler: async (ctx, { params, body }) => {
+        const caller = callerOf(ctx);
+        const row = await visiblePlace(app, ctx, params.place_id);
+        const keys = Object.keys(body);
+        if (!keys.length) throw unprocessable([{ path: 'body', message: 'send at least one updatable field' }]);
+        const partner = hasRole(ctx.state.principal, 'partner');
+        const owner = caller.staff || row.created_by === caller.accountId;
+        const partnerFields = ['featured', 'partner'];
+        if (keys.some((k) => partnerFields.includes(k)) && !partner)
+          throw forbidden('Only partner accounts may change featured or partner');
+        if (keys.some((k) => !partnerFields.includes(k)) && !owner)
+          throw forbidden('Only the creator of the place or staff may change these fields');
+        if (body.country !== undefined && !isCountryCode(body.country))
+          throw unprocessable([
+            { path: 'body.country', message: `"${body.country}" is not a 2-letter ISO 3166-1 country code` },
+          ]);
+        const locale = body.notes !== undefined ? writeLocaleOf(ctx) : undefined;
+        const { notes, ...fields } = body;
+        await app.db.transaction().execute(async (trx) => {
+          if (Object.keys(fields).length)
+            await trx
+              .updateTable('places')
+              .set({ ...fields, updated_at: new Date() })
+              .where('id', '=', row.id)
+              .execute();
+          if (locale && notes !== undefined) await setNotes(trx, row.id, locale, notes);
+        });
+        return respondPlace(app, ctx, row.uuid, { userAsList: true });
+      },
+    });
 
   router.add({
     method: 'delete',
