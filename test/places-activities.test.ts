@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startTestApi } from './helpers/app.ts';
-import { call, createPlace, paths } from './places-fixtures.ts';
+import { call, createPlace, paths } from './helpers/places.ts';
 
 const api = await startTestApi(null);
 const staff = await api.account(['staff'], { first_name: 'Sam', last_name: 'Staff' });

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { parseSearchQuery } from '../shared/places/search.ts';
 import { startTestApi } from './helpers/app.ts';
-import { call, createPlace, paths } from './places-fixtures.ts';
+import { call, createPlace, paths } from './helpers/places.ts';
 
 const api = await startTestApi(null);
 const staff = await api.account(['staff']);

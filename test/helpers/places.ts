@@ -1,4 +1,4 @@
-import type { TestApi } from './helpers/app.ts';
+import type { TestApi } from './app.ts';
 
 /** Shared by the test/places-*.test.ts files (not a test file itself). */
 export interface Res {
