@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ApiRouter } from '../api/http/route.ts';
 import type { ServiceModule } from '../api/services.ts';
 import { startTestApi } from './helpers/app.ts';
-import { freePort } from './helpers/redis-server.ts';
+import { freePort } from './helpers/app.ts';
 
 const slowService: ServiceModule = {
   name: 'places',
