@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import compose from 'koa-compose';
 import { type Configuration, Provider, errors } from 'oidc-provider';
 import { findAccountById, oidcClaims } from '../../shared/accounts/accounts.ts';
 import { secretMatches } from '../../shared/accounts/secrets.ts';
@@ -135,23 +136,11 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
 
 /** Runs oidc-provider's Koa middleware on the app's own context (what koa-mount does). */
 export function providerMiddleware(provider: Provider): Middleware {
-  const stack = provider.middleware as unknown as Middleware[];
+  const stack = compose(provider.middleware as unknown as Middleware[]);
   return (ctx, next) => {
     // Signed cookies with the provider's keys (COOKIE_KEYS), not the host app's.
     ctx.cookies = provider.createContext(ctx.req, ctx.res).cookies;
-    let index = -1;
-    const dispatch = (i: number): Promise<unknown> => {
-      if (i <= index) return Promise.reject(new Error('next() called multiple times'));
-      index = i;
-      const fn = i === stack.length ? next : stack[i];
-      if (!fn) return Promise.resolve();
-      try {
-        return Promise.resolve(fn(ctx, () => dispatch(i + 1)));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    };
-    return dispatch(0);
+    return stack(ctx, next);
   };
 }
 
