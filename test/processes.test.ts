@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process';
+import test from 'ava';
+import { freePort, uniquePrefix } from './helpers/app.ts';
+import { createTestDatabase } from './helpers/db.ts';
+
+const database = await createTestDatabase();
+test.after.always(() => database.drop());
+
+/** Starts an entry point as operators do, waits for `ready` in its logs, sends SIGTERM. */
+async function runUntilSigterm(entry: string, env: Record<string, string>, ready: RegExp) {
+  const child = spawn(process.execPath, [entry], {
+    env: { ...process.env, DATABASE_URL: database.url, QUEUE_PREFIX: uniquePrefix(), LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => {
+    output += d;
+  });
+  child.stderr.on('data', (d) => {
+    output += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const started = Date.now();
+  while (!ready.test(output) && child.exitCode === null && Date.now() - started < 20_000)
+    await new Promise((r) => setTimeout(r, 50));
+  const wasReady = ready.test(output);
+  child.kill('SIGTERM');
+  const code = await exited;
+  return { wasReady, code, output };
+}
+
+test('npm run worker: starts its queues and exits cleanly on SIGTERM', async (t) => {
+  const { wasReady, code, output } = await runUntilSigterm('workers/main.ts', { WORKER_QUEUES: 'thumbnails' }, /workers started/);
+  t.true(wasReady, output);
+  t.regex(output, /"queues":\["thumbnails"\]/);
+  t.is(code, 0, output);
+});
+
+test('npm run worker: a queue this build cannot run is a clear start error', async (t) => {
+  const { code, output } = await runUntilSigterm('workers/main.ts', { WORKER_QUEUES: 'records' }, /never/);
+  t.is(code, 2);
+  t.regex(output, /WORKER_QUEUES: no processor in this build for records/);
+});
+
+test('npm run api: serves, then drains and exits cleanly on SIGTERM', async (t) => {
+  const port = await freePort();
+  const { wasReady, code, output } = await runUntilSigterm(
+    'api/main.ts',
+    { PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false' },
+    /api listening/,
+  );
+  t.true(wasReady, output);
+  t.regex(output, /shutting down/);
+  t.is(code, 0, output);
+});
