@@ -101,36 +101,13 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
         if (!qs.has('limit')) qs.set('limit', String(params.limit));
         return `${base}?${qs.toString()}`;
       };
-      return {
-        links: {
-          self: ctx.querystring ? `${base}?${ctx.querystring}` : base,
-          next: more ? url(params.page + 1) : null,
-        },
-        count: rows.length,
-        data: {
-          type: 'FeatureCollection',
-          features: rows.map((r) => ({
-            type: 'Feature',
-            geometry: JSON.parse(r.geojson),
-            properties: {
-              uuid: r.uuid,
-              name: r.name,
-              slug: r.slug,
-              proximity: Math.round(Number(r.proximity_m)) / 1000,
-              external_place_id: r.external_place_id,
-              contact_details: {
-                email: r.email,
-                phone: r.phone,
-                website: r.website,
-                booking_url: r.booking_url,
-                social_username: r.social_username,
-              },
-              address_components: { address: r.address, city: r.city, province: r.province, country: r.country },
-              activities: r.activities,
-            },
-          })),
-        },
+      // Each row is a Feature already serialized by PostgreSQL: join the texts, no parse/stringify.
+      const links = {
+        self: ctx.querystring ? `${base}?${ctx.querystring}` : base,
+        next: more ? url(params.page + 1) : null,
       };
+      ctx.type = 'json';
+      ctx.body = `{"links":${JSON.stringify(links)},"count":${rows.length},"data":{"type":"FeatureCollection","features":[${rows.map((r) => r.feature).join(',')}]}}`;
     },
   });
 }

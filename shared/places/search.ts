@@ -208,34 +208,46 @@ export function parseSearchQuery(raw: Raw): { params?: SearchParams; errors: Fie
 
 const makePoint = (p: LngLat) => sql`st_setsrid(st_makepoint(${p[0]}, ${p[1]}), 4326)`;
 
-/** Every condition of a search on `places as p` (approved places only). */
-function conditions(params: SearchParams): Expression<SqlBool>[] {
-  const out: Expression<SqlBool>[] = [sql<SqlBool>`p.status = 'approved'`];
-  const a = params.area;
-  // The geography GiST index (places_geog_idx) serves both the area and the KNN order, so
-  // one index scan walks outwards from the reference point and stops at the area's edge. The
-  // area test is written as an index condition (`&&` on a geocentric box) plus an exact check
-  // without index support: ST_DWithin/ST_Intersects would add conditions whose selectivity
-  // PostGIS badly underestimates on geography, steering the planner away from the KNN scan
-  // (measured at 1M places: 200-800 ms sorts instead of ~10 ms).
-  if (a.kind === 'radius') {
-    const origin = sql`${makePoint(a.origin)}::geography`;
-    const metres = a.radiusKm * 1000;
-    out.push(sql<SqlBool>`p.geom::geography && _st_expand(${origin}, ${metres}::float8)`);
-    out.push(sql<SqlBool>`st_distance(p.geom::geography, ${origin}, false) <= ${metres}::float8`);
-  } else {
-    const box = sql`st_makeenvelope(${a.sw[0]}, ${a.sw[1]}, ${a.ne[0]}, ${a.ne[1]}, 4326)`;
-    // 5 km margin: the geocentric box of the envelope's great-circle edges may miss points
-    // next to a parallel (sagitta ≤ ~2 km for 100 km edges up to 85°); the exact test follows.
-    out.push(sql<SqlBool>`p.geom::geography && _st_expand(${box}::geography, 5000::float8)`);
-    out.push(sql<SqlBool>`_st_intersects(p.geom, ${box})`);
+/**
+ * The area as conditions on a geography (`p.geom::geography`, or the activity's copy
+ * `a.place_geog`) and the place geometry `p.geom`.
+ */
+function areaConditions(area: SearchArea, geog: Expression<unknown>): Expression<SqlBool>[] {
+  // The geography GiST index (places_geog_idx, or place_activities_geog_sport_idx) serves both
+  // the area and the KNN order, so one index scan walks outwards from the reference point and
+  // stops at the area's edge. The area test is written as an index condition (`&&` on a
+  // geocentric box) plus an exact check without index support: ST_DWithin/ST_Intersects would
+  // add conditions whose selectivity PostGIS badly underestimates on geography, steering the
+  // planner away from the KNN scan (measured at 1M places: 200-800 ms sorts instead of ~10 ms).
+  if (area.kind === 'radius') {
+    const origin = sql`${makePoint(area.origin)}::geography`;
+    const metres = area.radiusKm * 1000;
+    return [
+      sql<SqlBool>`${geog} && _st_expand(${origin}, ${metres}::float8)`,
+      sql<SqlBool>`st_distance(${geog}, ${origin}, false) <= ${metres}::float8`,
+    ];
   }
+  const box = sql`st_makeenvelope(${area.sw[0]}, ${area.sw[1]}, ${area.ne[0]}, ${area.ne[1]}, 4326)`;
+  // 5 km margin: the geocentric box of the envelope's great-circle edges may miss points
+  // next to a parallel (sagitta ≤ ~2 km for 100 km edges up to 85°); the exact test follows.
+  return [
+    sql<SqlBool>`${geog} && _st_expand(${box}::geography, 5000::float8)`,
+    sql<SqlBool>`_st_intersects(p.geom, ${box})`,
+  ];
+}
+
+/** Conditions on the place itself (`places as p`) besides its area and status. */
+function placeConditions(params: SearchParams): Expression<SqlBool>[] {
+  const out: Expression<SqlBool>[] = [];
   if (params.days !== undefined) out.push(sql<SqlBool>`p.created_at >= now() - make_interval(days => ${params.days})`);
   if (params.partner !== undefined) out.push(sql<SqlBool>`p.partner = ${params.partner}`);
   if (params.featured !== undefined) out.push(sql<SqlBool>`p.featured = ${params.featured}`);
-  // One activity must match every activity condition (sport, tags, surface, bounds).
-  const act: ReturnType<typeof sql<SqlBool>>[] = [];
-  if (params.sports) act.push(sql<SqlBool>`a.sport_id = any(${params.sports}::int[])`);
+  return out;
+}
+
+/** Conditions on one activity (`place_activities as a`) other than its sport: tags, surface, bounds. */
+function activityConditions(params: SearchParams): Expression<SqlBool>[] {
+  const act: Expression<SqlBool>[] = [];
   if (params.tags) act.push(sql<SqlBool>`a.tags @> ${params.tags}::text[]`);
   if (params.surface) act.push(sql<SqlBool>`a.attributes->>'surface' = any(${params.surface}::text[])`);
   for (const r of params.ranges) {
@@ -244,74 +256,116 @@ function conditions(params: SearchParams): Expression<SqlBool>[] {
     if (r.min !== undefined) act.push(sql<SqlBool>`${v} >= ${r.min}`);
     if (r.max !== undefined) act.push(sql<SqlBool>`${v} <= ${r.max}`);
   }
-  // A correlated subquery with LIMIT 1 (not EXISTS) so the planner keeps the spatial scan in
-  // front and probes place_activities (place_id, sport_id) per candidate, instead of
-  // hashing every matching activity of the country first (measured: 5 s → ms at 1M places).
-  if (act.length)
-    out.push(
-      sql<SqlBool>`coalesce((select true from place_activities a where a.place_id = p.id and ${sql.join(act, sql` and `)} limit 1), false)`,
-    );
-  return out;
+  return act;
+}
+
+/**
+ * The page of places (`limit + 1` rows, for links.next) with the columns the Feature needs and
+ * `proximity_m`. Two plans, same results:
+ * - one sport (`sports=121`): a KNN walk of the approved places' activities of the area in the
+ *   GiST index `place_activities (place_geog, sport_id)` (migration 0022); tags and filter
+ *   values are checked on the activity row, then the place is fetched by id. One activity per
+ *   place and sport (unique), so no place appears twice.
+ * - otherwise: a KNN walk of the approved places of the area (`places_geog_idx`); activity
+ *   conditions, if any, are a correlated `(select true … limit 1)` probe per candidate (not
+ *   EXISTS, which the planner turned into a hash of every matching activity of the country).
+ */
+function pageQuery(db: Db, params: SearchParams, ref: Expression<unknown>) {
+  const placeColumns = [
+    'p.id',
+    'p.uuid',
+    'p.name',
+    'p.slug',
+    'p.geom',
+    'p.geojson',
+    'p.external_place_id',
+    'p.email',
+    'p.phone',
+    'p.website',
+    'p.booking_url',
+    'p.social_username',
+    'p.address',
+    'p.city',
+    'p.province',
+    'p.country',
+    'p.created_at',
+  ] as const;
+  const sport = params.sports?.length === 1 ? params.sports[0] : undefined;
+  let distance: Expression<number>;
+  let page;
+  if (sport !== undefined) {
+    distance = sql<number>`a.place_geog <-> ${ref}`;
+    page = db
+      .selectFrom('place_activities as a')
+      .innerJoin('places as p', 'p.id', 'a.place_id')
+      .select([...placeColumns, sql<number>`a.place_geog <-> ${ref}`.as('proximity_m')])
+      .where((eb) =>
+        eb.and([
+          sql<SqlBool>`a.place_approved`,
+          sql<SqlBool>`a.sport_id = ${sport}::int`,
+          ...areaConditions(params.area, sql`a.place_geog`),
+          ...activityConditions(params),
+          sql<SqlBool>`p.status = 'approved'`,
+          ...placeConditions(params),
+        ]),
+      );
+  } else {
+    distance = sql<number>`p.geom::geography <-> ${ref}`;
+    const act = activityConditions(params);
+    if (params.sports) act.unshift(sql<SqlBool>`a.sport_id = any(${params.sports}::int[])`);
+    page = db
+      .selectFrom('places as p')
+      .select([...placeColumns, sql<number>`p.geom::geography <-> ${ref}`.as('proximity_m')])
+      .where((eb) =>
+        eb.and([
+          sql<SqlBool>`p.status = 'approved'`,
+          ...areaConditions(params.area, sql`p.geom::geography`),
+          ...placeConditions(params),
+          // One activity must match every activity condition (sport, tags, surface, bounds).
+          ...(act.length
+            ? [
+                sql<SqlBool>`coalesce((select true from place_activities a where a.place_id = p.id and ${sql.join(act, sql` and `)} limit 1), false)`,
+              ]
+            : []),
+        ]),
+      );
+  }
+  if (params.createdAt) page = page.orderBy('p.created_at', params.createdAt);
+  // No tie-breaker after the distance: a second key would defeat the KNN index order.
+  return page
+    .orderBy(distance)
+    .limit(params.limit + 1)
+    .offset((params.page - 1) * params.limit);
 }
 
 /**
  * The whole search in one statement: the page of places (KNN `<->` on geography for proximity
- * order, or created_at) plus one extra row to know whether a next page exists, and their
- * activities aggregated as JSON for the page rows only (no N+1). Pure: the benchmark compiles it
- * and runs the SQL through pg directly.
+ * order, or created_at) plus one extra row to know whether a next page exists, each row being
+ * the place's GeoJSON Feature as JSON text, built by PostgreSQL with its activities (no N+1,
+ * and the API only joins the texts). Pure: the benchmark compiles it and runs the SQL through
+ * pg directly.
  */
 export function buildSearchQuery(db: Db, params: SearchParams) {
   const ref = sql`${makePoint(params.reference)}::geography`;
-  let page = db
-    .selectFrom('places as p')
-    .select([
-      'p.id',
-      'p.uuid',
-      'p.name',
-      'p.slug',
-      'p.geom',
-      'p.geojson',
-      'p.external_place_id',
-      'p.email',
-      'p.phone',
-      'p.website',
-      'p.booking_url',
-      'p.social_username',
-      'p.address',
-      'p.city',
-      'p.province',
-      'p.country',
-      'p.created_at',
-      sql<number>`p.geom::geography <-> ${ref}`.as('proximity_m'),
-    ])
-    .where((eb) => eb.and(conditions(params)));
-  if (params.createdAt) page = page.orderBy('p.created_at', params.createdAt);
-  // No tie-breaker after the distance: a second key would defeat the KNN index order.
-  page = page
-    .orderBy(sql`p.geom::geography <-> ${ref}`)
-    .limit(params.limit + 1)
-    .offset((params.page - 1) * params.limit);
-  let outer = db.selectFrom(page.as('pg')).select([
-    'pg.uuid',
-    'pg.name',
-    'pg.slug',
-    sql<string>`coalesce(pg.geojson::text, st_asgeojson(pg.geom))`.as('geojson'),
-    'pg.external_place_id',
-    'pg.email',
-    'pg.phone',
-    'pg.website',
-    'pg.booking_url',
-    'pg.social_username',
-    'pg.address',
-    'pg.city',
-    'pg.province',
-    'pg.country',
-    'pg.proximity_m',
-    sql<{ sport_id: number; tags: string[]; attributes: Record<string, unknown> }[]>`(
-        select coalesce(json_agg(json_build_object('sport_id', a.sport_id, 'tags', a.tags, 'attributes', a.attributes)
-                                 order by a.sport_id), '[]'::json)
-        from place_activities a where a.place_id = pg.id)`.as('activities'),
-  ]);
+  let outer = db.selectFrom(pageQuery(db, params, ref).as('pg')).select(
+    // Same members and order as the API's Feature (test/places-search.test.ts); proximity in km
+    // rounded to the metre like Math.round (half up; distances are never negative).
+    sql<string>`json_build_object(
+        'type', 'Feature',
+        'geometry', coalesce(pg.geojson::json, st_asgeojson(pg.geom)::json),
+        'properties', json_build_object(
+          'uuid', pg.uuid, 'name', pg.name, 'slug', pg.slug,
+          'proximity', floor(pg.proximity_m + 0.5) / 1000,
+          'external_place_id', pg.external_place_id,
+          'contact_details', json_build_object('email', pg.email, 'phone', pg.phone, 'website', pg.website,
+                                               'booking_url', pg.booking_url, 'social_username', pg.social_username),
+          'address_components', json_build_object('address', pg.address, 'city', pg.city,
+                                                  'province', pg.province, 'country', pg.country),
+          'activities', (
+            select coalesce(json_agg(json_build_object('sport_id', a.sport_id, 'tags', a.tags, 'attributes', a.attributes)
+                                     order by a.sport_id), '[]'::json)
+            from place_activities a where a.place_id = pg.id)))::text`.as('feature'),
+  );
   if (params.createdAt) outer = outer.orderBy('pg.created_at', params.createdAt);
   return outer.orderBy('pg.proximity_m').orderBy('pg.id');
 }

@@ -5,6 +5,7 @@ import * as m0003 from './0003_referentials.ts';
 import * as m0004 from './0004_accounts.ts';
 import * as m0010 from './0010_oauth.ts';
 import * as m0020 from './0020_places.ts';
+import * as m0022 from './0022_places_search.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004_accounts': m0004,
   '0010_oauth': m0010,
   '0020_places': m0020,
+  '0022_places_search': m0022,
 };

@@ -51,6 +51,9 @@ export interface PlaceActivitiesTable {
   thumbnail_path: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** Copies of the place's geography and approval for search, kept by triggers (migration 0022). */
+  place_geog: Generated<string>;
+  place_approved: Generated<boolean>;
 }
 
 export interface GeoCitiesTable {
