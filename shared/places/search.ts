@@ -1,7 +1,7 @@
 import { type Expression, type SqlBool, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { distanceKm, type FieldError, parseLngLat } from './geojson.ts';
 import placesReferential from '../referentials/places-tags-filters.json' with { type: 'json' };
+import { distanceKm, type FieldError, parseLngLat } from './geojson.ts';
 
 /** Default page size when `limit` is absent (docs/places.md), and the spec's maximum. */
 export const DEFAULT_LIMIT = 20;
