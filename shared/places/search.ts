@@ -291,14 +291,34 @@ function pageQuery(db: Db, params: SearchParams, ref: Expression<unknown>) {
     'p.created_at',
   ] as const;
   const sport = params.sports?.length === 1 ? params.sports[0] : undefined;
-  let distance: Expression<number>;
-  let page;
+  const placeDistance = sql<number>`p.geom::geography <-> ${ref}`;
+  const act = activityConditions(params);
+  if (params.sports) act.unshift(sql<SqlBool>`a.sport_id = any(${params.sports}::int[])`);
+  let page = db
+    .selectFrom('places as p')
+    .select([...placeColumns, placeDistance.as('proximity_m')])
+    .where((eb) =>
+      eb.and([
+        sql<SqlBool>`p.status = 'approved'`,
+        ...areaConditions(params.area, sql`p.geom::geography`),
+        ...placeConditions(params),
+        // One activity must match every activity condition (sport, tags, surface, bounds).
+        ...(act.length
+          ? [
+              sql<SqlBool>`coalesce((select true from place_activities a where a.place_id = p.id and ${sql.join(act, sql` and `)} limit 1), false)`,
+            ]
+          : []),
+      ]),
+    );
+  let distance: Expression<number> = placeDistance;
   if (sport !== undefined) {
-    distance = sql<number>`a.place_geog <-> ${ref}`;
+    const activityDistance = sql<number>`a.place_geog <-> ${ref}`;
+    distance = activityDistance;
+    // Same columns, so the same type as the generic page query.
     page = db
       .selectFrom('place_activities as a')
       .innerJoin('places as p', 'p.id', 'a.place_id')
-      .select([...placeColumns, sql<number>`a.place_geog <-> ${ref}`.as('proximity_m')])
+      .select([...placeColumns, activityDistance.as('proximity_m')])
       .where((eb) =>
         eb.and([
           sql<SqlBool>`a.place_approved`,
@@ -308,27 +328,7 @@ function pageQuery(db: Db, params: SearchParams, ref: Expression<unknown>) {
           sql<SqlBool>`p.status = 'approved'`,
           ...placeConditions(params),
         ]),
-      );
-  } else {
-    distance = sql<number>`p.geom::geography <-> ${ref}`;
-    const act = activityConditions(params);
-    if (params.sports) act.unshift(sql<SqlBool>`a.sport_id = any(${params.sports}::int[])`);
-    page = db
-      .selectFrom('places as p')
-      .select([...placeColumns, sql<number>`p.geom::geography <-> ${ref}`.as('proximity_m')])
-      .where((eb) =>
-        eb.and([
-          sql<SqlBool>`p.status = 'approved'`,
-          ...areaConditions(params.area, sql`p.geom::geography`),
-          ...placeConditions(params),
-          // One activity must match every activity condition (sport, tags, surface, bounds).
-          ...(act.length
-            ? [
-                sql<SqlBool>`coalesce((select true from place_activities a where a.place_id = p.id and ${sql.join(act, sql` and `)} limit 1), false)`,
-              ]
-            : []),
-        ]),
-      );
+      ) as unknown as typeof page;
   }
   if (params.createdAt) page = page.orderBy('p.created_at', params.createdAt);
   // No tie-breaker after the distance: a second key would defeat the KNN index order.
