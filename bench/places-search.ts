@@ -11,7 +11,7 @@ import { createDb } from '../shared/db/database.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
-import { buildSearchQuery, parseSearchQuery } from '../shared/places/search.ts';
+import { compileSearchQuery, parseSearchQuery } from '../shared/places/search.ts';
 import { loadCities, loadPlaces, populationSampler, prng } from './places-data.ts';
 import { type LoadStats, bytes, closedLoop, cpuText, fmt, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
 
@@ -290,7 +290,7 @@ export async function run(): Promise<{ failed: boolean }> {
       const compiled = queries.map((q) => {
         const parsed = parseSearchQuery(Object.fromEntries(new URLSearchParams(q)));
         if (!parsed.params) throw new Error(`invalid query ${q}: ${JSON.stringify(parsed.errors)}`);
-        return buildSearchQuery(db, parsed.params).compile();
+        return compileSearchQuery(parsed.params);
       });
       const first = compiled[0];
       if (!first) throw new Error('no query');

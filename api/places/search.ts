@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import {
-  buildSearchQuery,
+  compileSearchQuery,
   DEFAULT_LIMIT,
   MAX_EXTENT_KM,
   MAX_LIMIT,
   parseSearchQuery,
+  type SearchRow,
 } from '../../shared/places/search.ts';
 import type { AppContext } from '../context.ts';
 import { unprocessable } from '../http/errors.ts';
@@ -91,7 +92,9 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
     handler: async (ctx) => {
       const { params, errors } = parseSearchQuery(ctx.query);
       if (!params) throw unprocessable(errors, 'Invalid search query');
-      const found = await buildSearchQuery(app.db, params).execute();
+      // Straight through the pg pool (the SQL is already compiled): no query builder on the hot path.
+      const query = compileSearchQuery(params);
+      const found = (await app.pool.query<SearchRow>(query.sql, query.parameters)).rows;
       const more = found.length > params.limit;
       const rows = more ? found.slice(0, params.limit) : found;
       const base = `${app.config.PUBLIC_URL}/api/v1/places`;
