@@ -94,9 +94,9 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
       if (!params) throw unprocessable(errors, 'Invalid search query');
       // Straight through the pg pool (the SQL is already compiled): no query builder on the hot path.
       const query = compileSearchQuery(params);
-      const found = (await app.pool.query<SearchRow>(query.sql, query.parameters)).rows;
-      const more = found.length > params.limit;
-      const rows = more ? found.slice(0, params.limit) : found;
+      const found = (await app.pool.query<SearchRow>(query.sql, query.parameters)).rows[0];
+      const more = (found?.found ?? 0) > params.limit;
+      const count = Math.min(found?.found ?? 0, params.limit);
       const base = `${app.config.PUBLIC_URL}/api/v1/places`;
       const url = (page: number) => {
         const qs = new URLSearchParams(ctx.querystring);
@@ -104,13 +104,13 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
         if (!qs.has('limit')) qs.set('limit', String(params.limit));
         return `${base}?${qs.toString()}`;
       };
-      // Each row is a Feature already serialized by PostgreSQL: join the texts, no parse/stringify.
+      // The Features come serialized and joined by PostgreSQL: only the envelope is written here.
       const links = {
         self: ctx.querystring ? `${base}?${ctx.querystring}` : base,
         next: more ? url(params.page + 1) : null,
       };
       ctx.type = 'json';
-      ctx.body = `{"links":${JSON.stringify(links)},"count":${rows.length},"data":{"type":"FeatureCollection","features":[${rows.map((r) => r.feature).join(',')}]}}`;
+      ctx.body = `{"links":${JSON.stringify(links)},"count":${count},"data":{"type":"FeatureCollection","features":[${found?.features ?? ''}]}}`;
     },
   });
 }
