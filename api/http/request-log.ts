@@ -30,15 +30,18 @@ export function requestLog(logger: Logger): Middleware {
     try {
       await next();
     } finally {
-      const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      log.info(
-        {
-          req: { method: ctx.method, url: redactUrl(ctx.originalUrl), headers: ctx.headers, ip: ctx.ip },
-          res: { statusCode: ctx.status },
-          ms: Math.round(ms * 10) / 10,
-        },
-        'request',
-      );
+      // Skip building the line (headers, ip, redacted url) when info is off (LOG_LEVEL=warn).
+      if (log.isLevelEnabled('info')) {
+        const ms = Number(process.hrtime.bigint() - start) / 1e6;
+        log.info(
+          {
+            req: { method: ctx.method, url: redactUrl(ctx.originalUrl), headers: ctx.headers, ip: ctx.ip },
+            res: { statusCode: ctx.status },
+            ms: Math.round(ms * 10) / 10,
+          },
+          'request',
+        );
+      }
     }
   };
 }
