@@ -1,19 +1,19 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { createDb } from '../shared/db/database.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
+import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { compileSearchQuery, parseSearchQuery } from '../shared/places/search.ts';
 import { loadCities, loadPlaces, populationSampler, prng } from './places-data.ts';
-import { type LoadStats, bytes, closedLoop, cpuText, fmt, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
+import { bytes, closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
 
 /**
  * bench/places-search: 1,000,000 places spread like real cities; bbox, radius and filtered
@@ -303,7 +303,8 @@ export async function run(): Promise<{ failed: boolean }> {
 
       const sqlTask = (i: number) => {
         const q = compiled[i % compiled.length] as (typeof compiled)[number];
-        return pool.query(q.sql, [...q.parameters]);
+        // The same statement as the API: same text, same parameters, same prepared-statement name.
+        return pool.query({ ...(q.name ? { name: q.name } : {}), text: q.sql, values: [...q.parameters] });
       };
       if (SETTINGS.warmupS > 0) {
         if (apiUp) await runAutocannon(api.url, paths, SETTINGS.warmupS);

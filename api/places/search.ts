@@ -92,9 +92,15 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
     handler: async (ctx) => {
       const { params, errors } = parseSearchQuery(ctx.query);
       if (!params) throw unprocessable(errors, 'Invalid search query');
-      // Straight through the pg pool (the SQL is already compiled): no query builder on the hot path.
+      // Straight through the pg pool as a prepared statement: no query builder on the hot path.
       const query = compileSearchQuery(params);
-      const found = (await app.pool.query<SearchRow>(query.sql, query.parameters)).rows[0];
+      const found = (
+        await app.pool.query<SearchRow>({
+          ...(query.name ? { name: query.name } : {}),
+          text: query.sql,
+          values: query.parameters,
+        })
+      ).rows[0];
       const more = (found?.found ?? 0) > params.limit;
       const count = Math.min(found?.found ?? 0, params.limit);
       const base = `${app.config.PUBLIC_URL}/api/v1/places`;
