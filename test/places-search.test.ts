@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { parseSearchQuery } from '../shared/places/search.ts';
+import { compileSearchQuery, parseSearchQuery } from '../shared/places/search.ts';
 import { startTestApi } from './helpers/app.ts';
 import { call, createPlace, paths } from './helpers/places.ts';
 
@@ -314,4 +314,25 @@ test('each search shape uses an index (EXPLAIN with seqscan off shows no Seq Sca
     t.notRegex(plan, /Seq Scan on places/, qs);
     t.regex(plan, /places_ge(om|og)_idx|place_activities_geog_sport_idx/, qs);
   }
+});
+
+test('compileSearchQuery: one SQL text and prepared-statement name per shape, values as parameters', (t) => {
+  const compile = (qs: string) => {
+    const params = parseSearchQuery(Object.fromEntries(new URLSearchParams(qs))).params;
+    if (!params) throw new Error(qs);
+    return compileSearchQuery(params);
+  };
+  const a = compile('origin=3.06,50.63&radius=5');
+  const b = compile('origin=-1.5,47.2&radius=12&page=3');
+  t.is(a.sql, b.sql);
+  t.truthy(a.name);
+  t.is(a.name, b.name);
+  t.notDeepEqual(a.parameters, b.parameters);
+  const one = compile('origin=3.06,50.63&radius=5&sports=121&tags=flat');
+  const many = compile('origin=3.06,50.63&radius=5&sports=121,357&tags=flat');
+  t.not(one.name, a.name);
+  t.not(one.name, many.name);
+  t.regex(one.sql, /place_geog <->/);
+  t.notRegex(many.sql, /place_geog/);
+  t.is(compile('origin=3.06,50.63&radius=5&sports=121&tags=flat').name, one.name);
 });
