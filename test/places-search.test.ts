@@ -336,3 +336,25 @@ test('compileSearchQuery: one SQL text and prepared-statement name per shape, va
   t.notRegex(many.sql, /place_geog/);
   t.is(compile('origin=3.06,50.63&radius=5&sports=121&tags=flat').name, one.name);
 });
+
+test('a geometry posted with elevations comes back as sent, inside a well-formed Feature', async (t) => {
+  const geometry = {
+    type: 'LineString',
+    coordinates: [
+      [9.0, 49.0, 120.5],
+      [9.01, 49.0, 131],
+    ],
+  };
+  await createPlace(api, staff.token, { name: 'Ridge', geometry, activities: [{ sport_id: 121, difficulty: 2 }] });
+  for (const qs of ['origin=9.0,49.0&radius=1', 'origin=9.0,49.0&radius=1&sports=121']) {
+    const res = await search(qs);
+    t.is(res.status, 200, qs);
+    t.regex(res.headers.get('content-type') ?? '', /^application\/json/);
+    t.deepEqual(res.body.data.features[0].geometry, geometry, qs);
+    t.deepEqual(Object.keys(res.body.data.features[0]), ['type', 'geometry', 'properties']);
+    t.is(res.body.data.features[0].properties.proximity, 0);
+    t.deepEqual(res.body.data.features[0].properties.activities, [
+      { sport_id: 121, tags: [], attributes: { difficulty: 2 } },
+    ]);
+  }
+});
