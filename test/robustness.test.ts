@@ -56,3 +56,10 @@ test('no route answers 5xx to random input', async (t) => {
   }
   t.deepEqual(failures, []);
 });
+
+test('the full /openapi.json (every service) is a valid OpenAPI 3.1 document', async (t) => {
+  const { Validator } = await import('@seriousme/openapi-schema-validator');
+  const document = await (await ctx.fetch('/openapi.json')).json();
+  const result = await new Validator().validate(document as object);
+  t.true(result.valid, JSON.stringify(result.errors));
+});

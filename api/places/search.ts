@@ -10,7 +10,7 @@ import {
 import type { AppContext } from '../context.ts';
 import { unprocessable } from '../http/errors.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { geometrySchema, problem } from './schemas.ts';
+import { activitySchema, placeSchema, problem } from './schemas.ts';
 
 const lngLat = (description: string) => z.string().optional().meta({ description, example: '3.06,50.63' });
 const int = (description: string) => z.string().optional().meta({ description });
@@ -48,23 +48,23 @@ const searchQuery = z.object({
   featured: z.enum(['true', 'false']).optional(),
 });
 
-const featureSchema = z.object({
-  type: z.literal('Feature'),
-  geometry: geometrySchema,
-  properties: z.object({
-    uuid: z.string(),
-    name: z.string(),
-    slug: z.string(),
-    proximity: z
-      .number()
-      .meta({ description: 'km from user_origin (or origin, or the box centre) to the nearest point' }),
-    external_place_id: z.string().nullable(),
-    contact_details: z.record(z.string(), z.string().nullable()),
-    address_components: z.record(z.string(), z.string().nullable()),
-    activities: z.array(
-      z.object({ sport_id: z.number(), tags: z.array(z.string()), attributes: z.record(z.string(), z.unknown()) }),
-    ),
-  }),
+/** A search result item: a subset of the single-place Feature, plus its proximity. */
+const featureSchema = placeSchema.extend({
+  properties: placeSchema.shape.properties
+    .pick({
+      uuid: true,
+      name: true,
+      slug: true,
+      external_place_id: true,
+      contact_details: true,
+      address_components: true,
+    })
+    .extend({
+      proximity: z
+        .number()
+        .meta({ description: 'km from user_origin (or origin, or the box centre) to the nearest point' }),
+      activities: z.array(activitySchema.pick({ sport_id: true, tags: true, attributes: true })),
+    }),
 });
 
 export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
