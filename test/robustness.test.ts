@@ -59,7 +59,7 @@ test('no route answers 5xx to random input', async (t) => {
 
 test('the full /openapi.json (every service) is a valid OpenAPI 3.1 document', async (t) => {
   const { Validator } = await import('@seriousme/openapi-schema-validator');
-  const document = await (await ctx.fetch('/openapi.json')).json();
-  const result = await new Validator().validate(document as object);
+  const document = (await (await ctx.fetch('/openapi.json')).json()) as { openapi: string };
+  const result = await new Validator().validate(document);
   t.true(result.valid, JSON.stringify(result.errors));
 });

@@ -13,7 +13,7 @@ import {
 } from '../../shared/accounts/accounts.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../shared/accounts/passwords.ts';
 import type { AppContext } from '../context.ts';
-import { HttpError } from '../http/errors.ts';
+import { HttpError, tooManyRequests } from '../http/errors.ts';
 import { checkCsrf, csrfInput, csrfToken, readForm } from './forms.ts';
 import { alert, escapeHtml, field, page } from './html.ts';
 import { API_RESOURCE, API_SCOPE, OIDC_SCOPES } from './provider.ts';
@@ -157,10 +157,7 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
       await Promise.all([perAccount.consume(`${ctx.ip}:${normalizeEmail(email)}`), perIp.consume(ctx.ip)]);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {
-        const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-        throw new HttpError(429, 'Too Many Requests', `Too many attempts; try again in ${seconds} seconds`, [], {
-          'Retry-After': String(seconds),
-        });
+        throw tooManyRequests(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
       }
       ctx.state.log?.warn({ err: rejection }, 'login rate limiter unavailable; attempt allowed');
     }
@@ -183,6 +180,20 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
   async function clientName(d: Interaction): Promise<string> {
     const client = await provider.Client.find(String(d.params.client_id));
     return client?.clientName ?? String(d.params.client_id);
+  }
+
+  async function showLogin(ctx: Context, d: Interaction, status: number, email: string, error?: string): Promise<void> {
+    const uid = d.uid;
+    const page = loginPage({
+      action: `/interaction/${uid}/login`,
+      registerHref: `/interaction/${uid}/register`,
+      abortAction: `/interaction/${uid}/abort`,
+      clientName: await clientName(d),
+      csrf: csrfToken(ctx),
+      email,
+      ...(error ? { error } : {}),
+    });
+    render(ctx, status, 'Sign in', page, d.params.redirect_uri);
   }
 
   /** Logging in implies consent to the scopes asked (first-party platform; see docs/accounts.md). */
@@ -223,21 +234,7 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
   router.get('/interaction/:uid', async (ctx) => {
     const d = await details(ctx);
     if (d.prompt.name === 'login') {
-      const uid = ctx.params.uid;
-      render(
-        ctx,
-        200,
-        'Sign in',
-        loginPage({
-          action: `/interaction/${uid}/login`,
-          registerHref: `/interaction/${uid}/register`,
-          abortAction: `/interaction/${uid}/abort`,
-          clientName: await clientName(d),
-          csrf: csrfToken(ctx),
-          email: typeof d.params.login_hint === 'string' ? d.params.login_hint : '',
-        }),
-        d.params.redirect_uri,
-      );
+      await showLogin(ctx, d, 200, typeof d.params.login_hint === 'string' ? d.params.login_hint : '');
       return;
     }
     // Consent for a signed-in user (a new client or new scopes): granted, as at login.
@@ -255,22 +252,7 @@ export function pagesRouter(app: AppContext, provider: Provider): Router {
     await limitAttempt(ctx, email);
     const account = email && form.password ? await authenticate(db, email, form.password) : undefined;
     if (!account) {
-      const uid = ctx.params.uid;
-      render(
-        ctx,
-        401,
-        'Sign in',
-        loginPage({
-          action: `/interaction/${uid}/login`,
-          registerHref: `/interaction/${uid}/register`,
-          abortAction: `/interaction/${uid}/abort`,
-          clientName: await clientName(d),
-          csrf: csrfToken(ctx),
-          email,
-          error: 'The email or password is not correct.',
-        }),
-        d.params.redirect_uri,
-      );
+      await showLogin(ctx, d, 401, email, 'The email or password is not correct.');
       return;
     }
     await finish(ctx, d, account);
