@@ -1,11 +1,14 @@
-import { createServer } from 'node:net';
 import type { ExecutionContext } from 'ava';
-import { type Config, loadConfig } from '../../shared/config.ts';
-import type { Role } from '../../shared/db/schema/accounts.ts';
 import { type RunningApi, startApi } from '../../api/server.ts';
 import type { ServiceModule } from '../../api/services.ts';
+import { type Config, loadConfig } from '../../shared/config.ts';
+import type { Role } from '../../shared/db/schema/accounts.ts';
+import { freePort } from '../../shared/runtime/free-port.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
-import { type TestAccount, createTestAccount, mintToken } from './tokens.ts';
+
+export { freePort };
+
+import { createTestAccount, mintToken, type TestAccount } from './tokens.ts';
 
 export interface TestApi {
   url: string;
@@ -34,18 +37,6 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     RATE_LIMIT_POINTS: '10000',
     STORAGE_DIR: `/tmp/${uniquePrefix()}`,
     ...overrides,
-  });
-}
-
-/** A TCP port free right now on 127.0.0.1 (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
   });
 }
 
