@@ -4,7 +4,13 @@ import { type ActivityRow, activityJson, findActivity, flatActivityJson } from '
 import type { FieldError } from '../../shared/places/geojson.ts';
 import { placeActivities } from '../../shared/places/places.ts';
 import { type ActivityInput, checkActivity, parseSportId, sportRules } from '../../shared/places/rules.ts';
-import { insertActivity, updateActivity } from '../../shared/places/writes.ts';
+import {
+  deleteActivity,
+  insertActivity,
+  setActivityTags,
+  updateActivity,
+  upsertActivities,
+} from '../../shared/places/writes.ts';
 import type { AppContext } from '../context.ts';
 import { requireBearer } from '../http/auth.ts';
 import { conflict, forbidden, notFound, unprocessable } from '../http/errors.ts';
@@ -124,13 +130,7 @@ export function addActivityRoutes(router: ApiRouter, app: AppContext): void {
         }
       });
       if (errors.length) throw unprocessable(errors);
-      await app.db.transaction().execute(async (trx) => {
-        for (const input of inputs) {
-          const old = existing.get(input.sport_id);
-          if (old) await updateActivity(trx, old.id, old.attributes, input);
-          else await insertActivity(trx, place.id, input, caller.accountId);
-        }
-      });
+      await upsertActivities(app.db, place.id, inputs, existing, caller.accountId);
       return (await placeActivities(app.db, [place.id])).map((a) => activityJson(a, app.config));
     },
   });
@@ -183,7 +183,7 @@ export function addActivityRoutes(router: ApiRouter, app: AppContext): void {
       const row = await activityOr404(ctx, params.place_id, params.sport_id);
       if (!caller.staff && row.created_by !== caller.accountId && row.place_created_by !== caller.accountId)
         throw forbidden('Only the creator of the activity or of the place, or staff, may delete it');
-      await app.db.deleteFrom('place_activities').where('id', '=', row.id).execute();
+      await deleteActivity(app.db, row.id);
       return DELETED;
     },
   });
@@ -213,11 +213,7 @@ export function addActivityRoutes(router: ApiRouter, app: AppContext): void {
         },
       ]);
     const tags = [...new Set([...row.tags, slug])].sort();
-    await app.db
-      .updateTable('place_activities')
-      .set({ tags, updated_at: new Date() })
-      .where('id', '=', row.id)
-      .execute();
+    await setActivityTags(app.db, row.id, tags);
     return tags;
   };
 
@@ -255,11 +251,11 @@ export function addActivityRoutes(router: ApiRouter, app: AppContext): void {
     handler: async (ctx, { params }) => {
       const row = await activityOr404(ctx, params.place_id, params.sport_id);
       if (!row.tags.includes(params.slug)) throw notFound(`The activity has no tag "${params.slug}"`);
-      await app.db
-        .updateTable('place_activities')
-        .set({ tags: row.tags.filter((t) => t !== params.slug), updated_at: new Date() })
-        .where('id', '=', row.id)
-        .execute();
+      await setActivityTags(
+        app.db,
+        row.id,
+        row.tags.filter((t) => t !== params.slug),
+      );
       return DELETED;
     },
   });

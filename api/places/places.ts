@@ -14,7 +14,14 @@ import {
   uniqueSlug,
 } from '../../shared/places/places.ts';
 import { type ActivityInput, checkActivity, sportRules } from '../../shared/places/rules.ts';
-import { insertActivity, insertPlace, setNotes } from '../../shared/places/writes.ts';
+import {
+  addActivities,
+  createPlace,
+  deletePlace,
+  type NotesInput,
+  setPlaceStatus,
+  updatePlace,
+} from '../../shared/places/writes.ts';
 import type { AppContext } from '../context.ts';
 import { hasRole, requireBearer } from '../http/auth.ts';
 import { conflict, forbidden, notFound, unprocessable } from '../http/errors.ts';
@@ -203,8 +210,9 @@ export function addPlaceRoutes(router: ApiRouter, app: AppContext): void {
       }
       const uuid = randomUUID();
       const slug = await uniqueSlug(app.db, body.name as string, uuid);
-      await app.db.transaction().execute(async (trx) => {
-        const id = await insertPlace(trx, {
+      await createPlace(
+        app.db,
+        {
           uuid,
           slug,
           name: body.name as string,
@@ -221,10 +229,10 @@ export function addPlaceRoutes(router: ApiRouter, app: AppContext): void {
           external_place_id: body.external_place_id ?? null,
           created_by: caller.accountId,
           approved: caller.staff,
-        });
-        for (const a of activities) await insertActivity(trx, id, a, caller.accountId);
-        if (locale && body.notes !== undefined) await setNotes(trx, id, locale, body.notes);
-      });
+        },
+        activities,
+        notesOf(locale, body.notes),
+      );
       ctx.status = 201;
       ctx.set('Location', `${app.config.PUBLIC_URL}/api/v1/places/${uuid}`);
       return respondPlace(app, ctx, uuid);
@@ -271,15 +279,7 @@ export function addPlaceRoutes(router: ApiRouter, app: AppContext): void {
           ]);
         const locale = body.notes !== undefined ? writeLocaleOf(ctx) : undefined;
         const { notes, ...fields } = body;
-        await app.db.transaction().execute(async (trx) => {
-          if (Object.keys(fields).length)
-            await trx
-              .updateTable('places')
-              .set({ ...fields, updated_at: new Date() })
-              .where('id', '=', row.id)
-              .execute();
-          if (locale && notes !== undefined) await setNotes(trx, row.id, locale, notes);
-        });
+        await updatePlace(app.db, row.id, fields, notesOf(locale, notes));
         return respondPlace(app, ctx, row.uuid, { userAsList: true });
       },
     });
@@ -303,7 +303,7 @@ export function addPlaceRoutes(router: ApiRouter, app: AppContext): void {
       const caller = callerOf(ctx);
       const row = await visiblePlace(app, ctx, params.place_id);
       if (row.created_by !== caller.accountId) throw forbidden('Only the creator of a place may delete it');
-      await app.db.deleteFrom('places').where('id', '=', row.id).execute();
+      await deletePlace(app.db, row.id);
       return DELETED;
     },
   });
@@ -329,11 +329,16 @@ export function addPlaceRoutes(router: ApiRouter, app: AppContext): void {
       handler: async (ctx, { params }) => {
         requireStaff(ctx);
         const row = await visiblePlace(app, ctx, params.place_id);
-        await app.db.updateTable('places').set({ status, updated_at: new Date() }).where('id', '=', row.id).execute();
+        await setPlaceStatus(app.db, row.id, status);
         return respondPlace(app, ctx, row.uuid);
       },
     });
   }
+}
+
+/** Notes to write when the body has some (in the request's write locale). */
+function notesOf(locale: NotesInput['locale'] | undefined, text: string | undefined): NotesInput | undefined {
+  return locale && text !== undefined ? { locale, text } : undefined;
 }
 
 /** Variant A: adds the activities to the place already known by this external id. */
@@ -366,10 +371,7 @@ async function postVariantA(
       },
     ]);
   const activities = await checkActivities(app, body.activities);
-  await app.db.transaction().execute(async (trx) => {
-    for (const a of activities) await insertActivity(trx, row.id, a, caller.accountId);
-    if (locale && body.notes !== undefined) await setNotes(trx, row.id, locale, body.notes);
-  });
+  await addActivities(app.db, row.id, activities, caller.accountId, notesOf(locale, body.notes));
   ctx.status = 200;
   return respondPlace(app, ctx, row.uuid);
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { ActivityAttributes } from '../db/schema/places.ts';
+import type { ActivityAttributes, PlaceStatus } from '../db/schema/places.ts';
 import type { Geometry } from './geojson.ts';
 import type { Locale } from './locale.ts';
 import type { ActivityInput } from './rules.ts';
@@ -106,4 +106,114 @@ export async function updateActivity(
     })
     .where('id', '=', id)
     .execute();
+}
+
+/** Notes written in one locale, with the write that carries them. */
+export interface NotesInput {
+  locale: Locale;
+  text: string;
+}
+
+/** A new place with its activities and notes, in one transaction; returns its id. */
+export async function createPlace(
+  db: Db,
+  place: NewPlace,
+  activities: ActivityInput[],
+  notes?: NotesInput,
+): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const id = await insertPlace(trx, place);
+    await writeActivitiesAndNotes(trx, id, activities, place.created_by, notes);
+    return id;
+  });
+}
+
+/** Adds activities (a sport the place already has is left as it is) and notes. */
+export async function addActivities(
+  db: Db,
+  placeId: number,
+  activities: ActivityInput[],
+  createdBy: string,
+  notes?: NotesInput,
+): Promise<void> {
+  await db.transaction().execute((trx) => writeActivitiesAndNotes(trx, placeId, activities, createdBy, notes));
+}
+
+async function writeActivitiesAndNotes(
+  trx: Tx,
+  placeId: number,
+  activities: ActivityInput[],
+  createdBy: string,
+  notes?: NotesInput,
+): Promise<void> {
+  for (const a of activities) await insertActivity(trx, placeId, a, createdBy);
+  if (notes) await setNotes(trx, placeId, notes.locale, notes.text);
+}
+
+/** The updatable columns of a place (PUT /places/{id}). */
+export type PlaceFields = Partial<
+  Pick<
+    NewPlace,
+    | 'name'
+    | 'email'
+    | 'phone'
+    | 'website'
+    | 'booking_url'
+    | 'social_username'
+    | 'address'
+    | 'city'
+    | 'province'
+    | 'country'
+  > & { featured: boolean; partner: string | null }
+>;
+
+export async function updatePlace(db: Db, placeId: number, fields: PlaceFields, notes?: NotesInput): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (Object.keys(fields).length)
+      await trx
+        .updateTable('places')
+        .set({ ...fields, updated_at: sql<Date>`now()` })
+        .where('id', '=', placeId)
+        .execute();
+    if (notes) await setNotes(trx, placeId, notes.locale, notes.text);
+  });
+}
+
+/** Moderation: approves or rejects (triggers keep the activities' search copies in step). */
+export async function setPlaceStatus(db: Db, placeId: number, status: PlaceStatus): Promise<void> {
+  await db.updateTable('places').set({ status, updated_at: sql<Date>`now()` }).where('id', '=', placeId).execute();
+}
+
+/** Deletes a place; its activities and notes go with it (foreign keys cascade). */
+export async function deletePlace(db: Db, placeId: number): Promise<void> {
+  await db.deleteFrom('places').where('id', '=', placeId).execute();
+}
+
+/** Applies PUT /places/{id}/activities: updates the sports the place has, creates the others. */
+export async function upsertActivities(
+  db: Db,
+  placeId: number,
+  inputs: ActivityInput[],
+  existing: ReadonlyMap<number, { id: number; attributes: ActivityAttributes }>,
+  createdBy: string,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (const input of inputs) {
+      const old = existing.get(input.sport_id);
+      if (old) await updateActivity(trx, old.id, old.attributes, input);
+      else await insertActivity(trx, placeId, input, createdBy);
+    }
+  });
+}
+
+export async function setActivityTags(db: Db, activityId: number, tags: string[]): Promise<void> {
+  await db
+    .updateTable('place_activities')
+    .set({ tags, updated_at: sql<Date>`now()` })
+    .where('id', '=', activityId)
+    .execute();
+}
+
+export async function deleteActivity(db: Db, activityId: number): Promise<void> {
+  await db.deleteFrom('place_activities').where('id', '=', activityId).execute();
 }
