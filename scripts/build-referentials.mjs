@@ -377,16 +377,7 @@ const CURATED_PLACES_SPORTS = {
   // Road cycling: routes.
   385: {
     tags: [...COMMON_TAGS, 'flat', 'grocery_store', 'suitable_for_beginners'],
-    filters: [
-      'cellphone_service',
-      'difficulty',
-      'distance',
-      'duration',
-      'elevation_gain',
-      'quality',
-      'season',
-      'surface',
-    ],
+    filters: [...TRAIL_FILTERS, 'surface'],
   },
   // Tennis, padel, squash, badminton, table tennis: courts.
   357: { tags: [...COURT_TAGS, 'practice_wall'], filters: COURT_FILTERS },
