@@ -52,10 +52,7 @@ const services = [
   probeService('tracking', '/v2', 'hydra'),
 ];
 const ctx = await startTestApi(null, { services, env: { BODY_LIMIT: '2kb', CORS_ORIGINS: 'https://app.example' } });
-test.after.always(async () => {
-  await ctx.api.close();
-  await ctx.database.drop();
-});
+test.after.always(ctx.close);
 
 test('/health answers ok', async (t) => {
   const res = await ctx.fetch('/health');

@@ -6,10 +6,7 @@ const api = await startTestApi(null);
 const staff = await api.account(['staff'], { first_name: 'Sam', last_name: 'Staff' });
 const user = await api.account(['user'], { first_name: 'Uma', last_name: 'User' });
 const other = await api.account(['user']);
-test.after.always(async () => {
-  await api.api.close();
-  await api.database.drop();
-});
+test.after.always(api.close);
 
 const place = () => createPlace(api, staff.token);
 

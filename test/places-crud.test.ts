@@ -9,10 +9,7 @@ const staff = await api.account(['staff'], { first_name: 'Sam', last_name: 'Staf
 const user = await api.account(['user'], { first_name: 'Uma', last_name: 'User' });
 const other = await api.account(['user']);
 const partner = await api.account(['partner']);
-test.after.always(async () => {
-  await api.api.close();
-  await api.database.drop();
-});
+test.after.always(api.close);
 
 test('POST variant B by staff: 201, approved, spec shape, city and province from the nearest city', async (t) => {
   const res = await call(api, 'POST', '/places', {

@@ -7,10 +7,7 @@ import sharp from 'sharp';
 import { startTestApi } from './helpers/app.ts';
 
 const ctx = await startTestApi(null);
-test.after.always(async () => {
-  await ctx.api.close();
-  await ctx.database.drop();
-});
+test.after.always(ctx.close);
 
 const SPORT = 121; // running
 const auth: Record<string, string> = {};

@@ -11,10 +11,7 @@ import { call, createPlace } from './helpers/places.ts';
 const api = await startTestApi(null);
 const staff = await api.account(['staff']);
 const user = await api.account(['user']);
-test.after.always(async () => {
-  await api.api.close();
-  await api.database.drop();
-});
+test.after.always(api.close);
 
 const pt = (lng: number, lat: number) => ({ type: 'Point', coordinates: [lng, lat] });
 const search = async (qs: string): Promise<string[]> => {

@@ -69,10 +69,7 @@ await api.database.db
   .set({ created_at: new Date(Date.now() - 10 * 86_400_000) })
   .where('uuid', '=', far.uuid)
   .execute();
-test.after.always(async () => {
-  await api.api.close();
-  await api.database.drop();
-});
+test.after.always(api.close);
 
 const search = (qs: string) => call(api, 'GET', `/places?${qs}`);
 const names = (res: { body: { data: { features: { properties: { name: string } }[] } } }) =>

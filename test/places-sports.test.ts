@@ -5,10 +5,7 @@ import { call, paths } from './helpers/places.ts';
 const api = await startTestApi(null);
 const staff = await api.account(['staff']);
 const user = await api.account(['user']);
-test.after.always(async () => {
-  await api.api.close();
-  await api.database.drop();
-});
+test.after.always(api.close);
 
 test('GET /sports: object keyed by id with name, tags and filters', async (t) => {
   const res = await call(api, 'GET', '/sports');

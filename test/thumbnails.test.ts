@@ -12,10 +12,7 @@ import { startWorkers } from '../workers/worker.ts';
 import { startTestApi } from './helpers/app.ts';
 
 const ctx = await startTestApi(null, { env: { OUTBOX_POLL_MS: '50' } });
-test.after.always(async () => {
-  await ctx.api.close();
-  await ctx.database.drop();
-});
+test.after.always(ctx.close);
 
 const SPORT = 121;
 const auth: Record<string, string> = {};

@@ -19,6 +19,8 @@ export interface TestApi {
   fetch: (path: string, init?: RequestInit) => Promise<Response>;
   /** A new account with these roles and a valid bearer token for it. */
   account: (roles?: Role[], fields?: Partial<TestAccount>) => Promise<TestAccount & { token: string }>;
+  /** Stops the API and drops its database (for `test.after.always(api.close)`). */
+  close: () => Promise<void>;
 }
 
 /** Unique per test file, so Redis keys (queues, rate limits) never collide between files. */
@@ -66,6 +68,7 @@ export async function startTestApi(
     api,
     database,
     config,
+    close: teardown,
     fetch: (path, init) => fetch(`${api.url}${path}`, init),
     account: async (roles = ['user'], fields = {}) => {
       const account = await createTestAccount(database.db, roles, fields);
