@@ -1,7 +1,7 @@
 import { prepareDatabase } from '../shared/db/prepare.ts';
 import { createLogger } from '../shared/observability/logger.ts';
+import { runCli } from '../shared/runtime/cli.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
-import { runCli } from '../scripts/run.ts';
 import { startApi } from './server.ts';
 
 /** `npm run api`: the HTTP API alone (scale it separately from the workers). */

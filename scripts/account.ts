@@ -8,7 +8,7 @@ import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { ROLES, type Role } from '../shared/db/schema/accounts.ts';
-import { runCli } from './run.ts';
+import { runCli } from '../shared/runtime/cli.ts';
 
 const USAGE = `Usage: npm run account -- --email <email> [--role user|staff|partner]... [options]
 

@@ -1,7 +1,7 @@
-import { createDb } from '../shared/db/database.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
+import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
-import { runCli } from './run.ts';
+import { runCli } from '../shared/runtime/cli.ts';
 
 /** `npm run migrate`: creates the database if needed and applies every pending migration. */
 await runCli(async (config) => {

@@ -1,6 +1,6 @@
 import { createDb } from '../shared/db/database.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
-import { runCli } from './run.ts';
+import { runCli } from '../shared/runtime/cli.ts';
 
 /** `npm run seed`: loads the committed referentials (idempotent). */
 await runCli(async (config) => {

@@ -2,9 +2,9 @@ import { startApi } from '../api/server.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
 import { prepareDatabase } from '../shared/db/prepare.ts';
 import { createLogger } from '../shared/observability/logger.ts';
+import { runCli } from '../shared/runtime/cli.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
 import { startWorkers } from '../workers/worker.ts';
-import { runCli } from './run.ts';
 
 /**
  * `npm start`: the whole system in one process: database created if missing, migrations,

@@ -1,6 +1,6 @@
 import { createLogger } from '../shared/observability/logger.ts';
+import { runCli } from '../shared/runtime/cli.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
-import { runCli } from '../scripts/run.ts';
 import { startWorkers } from './worker.ts';
 
 /** `npm run worker`: the queues named in WORKER_QUEUES (default all) and the outbox relay. */

@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from '../shared/config.ts';
-import { MigrationError } from '../shared/db/migrate.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { MigrationError } from '../db/migrate.ts';
 
 /**
  * Runs a CLI's main with a loaded configuration; configuration and migration problems print
