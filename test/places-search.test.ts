@@ -1,7 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { compileSearchQuery, parseSearchQuery } from '../shared/places/search.ts';
+import { parseSearchQuery } from '../shared/places/search-query.ts';
+import { buildSearchQuery, compileSearchQuery } from '../shared/places/search-sql.ts';
 import { startTestApi } from './helpers/app.ts';
 import { call, createPlace, paths } from './helpers/places.ts';
 
@@ -291,7 +292,6 @@ test('search ignores pending and rejected places; approving makes them appear', 
 });
 
 test('each search shape uses an index (EXPLAIN with seqscan off shows no Seq Scan on places)', async (t) => {
-  const { buildSearchQuery } = await import('../shared/places/search.ts');
   const shapes = [
     ORIGIN,
     'sw=3.05,50.6&ne=3.35,50.7',

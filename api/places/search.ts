@@ -1,12 +1,6 @@
 import { z } from 'zod';
-import {
-  compileSearchQuery,
-  DEFAULT_LIMIT,
-  MAX_EXTENT_KM,
-  MAX_LIMIT,
-  parseSearchQuery,
-  type SearchRow,
-} from '../../shared/places/search.ts';
+import { DEFAULT_LIMIT, MAX_EXTENT_KM, MAX_LIMIT, parseSearchQuery } from '../../shared/places/search-query.ts';
+import { compileSearchQuery, type SearchRow } from '../../shared/places/search-sql.ts';
 import type { AppContext } from '../context.ts';
 import { unprocessable } from '../http/errors.ts';
 import type { ApiRouter } from '../http/route.ts';
