@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { type Adapter, type AdapterPayload, errors } from 'oidc-provider';
+import { findClient, LOOPBACK_HOSTS } from '../accounts/clients.ts';
 import type { Db } from '../db/database.ts';
-import { LOOPBACK_HOSTS, findClient } from '../accounts/clients.ts';
 
 /**
  * oidc-provider storage in Postgres (table oidc_payloads), so every API process sees the same
@@ -80,13 +80,33 @@ export function postgresAdapterFactory(db: Db) {
       return row ? this.find(row.id) : undefined;
     }
 
+    /**
+     * Marks a code (or request_uri) used, atomically: oidc-provider refuses a record that find()
+     * saw consumed, but requests in parallel all see it unused, so only the request whose UPDATE
+     * flips consumed_at wins. The others are refused as oidc-provider refuses a replay: the grant
+     * is revoked and the answer is invalid_grant (RFC 6749 §4.1.2).
+     */
     async consume(id: string): Promise<void> {
-      await db
+      const won = await db
         .updateTable('oidc_payloads')
         .set({ consumed_at: sql`now()` })
         .where('model', '=', this.model)
         .where('id', '=', id)
-        .execute();
+        .where('consumed_at', 'is', null)
+        .returning('id')
+        .executeTakeFirst();
+      if (won) return;
+      if (this.model === 'PushedAuthorizationRequest')
+        throw new errors.InvalidRequestUri('request_uri is invalid, expired, or was already used');
+      // No row: a replay already revoked the grant (and deleted its codes).
+      const lost = await db
+        .selectFrom('oidc_payloads')
+        .select('grant_id')
+        .where('model', '=', this.model)
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (lost?.grant_id) await revokeGrant(db, lost.grant_id);
+      throw new errors.InvalidGrant(`${this.model} already consumed`);
     }
 
     async destroy(id: string): Promise<void> {
@@ -97,6 +117,18 @@ export function postgresAdapterFactory(db: Db) {
       await db.deleteFrom('oidc_payloads').where('grant_id', '=', grantId).execute();
     }
   };
+}
+
+/**
+ * What oidc-provider does when a code is presented twice: the grant and everything stored from
+ * it (codes, opaque tokens) are deleted. JWT access tokens are not stored and stay valid until
+ * they expire.
+ */
+async function revokeGrant(db: Db, grantId: string): Promise<void> {
+  await db
+    .deleteFrom('oidc_payloads')
+    .where((eb) => eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id', '=', grantId)])]))
+    .execute();
 }
 
 /** Deletes expired provider records (call from time to time; expired ones are already ignored). */

@@ -89,3 +89,76 @@ export function guardedTestService(name: ServiceName = 'tracking'): ServiceModul
     },
   };
 }
+
+/** Cookies of one user agent (names only: the provider's cookies all have distinct names). */
+class CookieJar {
+  readonly #cookies = new Map<string, string>();
+
+  store(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const eq = pair.indexOf('=');
+      if (eq > 0) this.#cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+    }
+  }
+
+  header(): string {
+    return [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+}
+
+/**
+ * A fresh authorization code, obtained as a browser would (sign-in form, cookies, redirects) but
+ * over plain HTTP. `path` is `/authorize` (OIDC, PKCE when `codeChallenge` is given) or the
+ * tracking spec's `/oauth/authorize`.
+ */
+export async function authorizationCode(
+  baseUrl: string,
+  opts: {
+    clientId: string;
+    redirectUri: string;
+    email: string;
+    password: string;
+    codeChallenge?: string;
+    path?: '/authorize' | '/oauth/authorize';
+  },
+): Promise<string> {
+  const jar = new CookieJar();
+  const go = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const res = await fetch(new URL(url, baseUrl), {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie: jar.header() },
+    });
+    jar.store(res);
+    return res;
+  };
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: opts.clientId,
+    redirect_uri: opts.redirectUri,
+  });
+  if (opts.codeChallenge) {
+    query.set('scope', 'openid profile email');
+    query.set('code_challenge', opts.codeChallenge);
+    query.set('code_challenge_method', 'S256');
+  }
+  let res = await go(`${opts.path ?? '/authorize'}?${query}`);
+  // /oauth/authorize first redirects to /authorize; follow until the sign-in page.
+  while (res.status >= 300 && res.status < 400 && !res.headers.get('location')?.startsWith(opts.redirectUri))
+    res = await go(res.headers.get('location') ?? '');
+  const html = await res.text();
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  const action = /<form method="post" action="([^"]+\/login)"/.exec(html)?.[1];
+  if (!csrf || !action) throw new Error(`no sign-in form (HTTP ${res.status})`);
+  res = await go(action, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf, email: opts.email, password: opts.password }),
+  });
+  while (res.status >= 300 && res.status < 400 && !res.headers.get('location')?.startsWith(opts.redirectUri))
+    res = await go(res.headers.get('location') ?? '');
+  const code = URL.parse(res.headers.get('location') ?? '')?.searchParams.get('code');
+  if (!code) throw new Error(`no code in the redirect (HTTP ${res.status})`);
+  return code;
+}
