@@ -1,4 +1,6 @@
 import test from 'ava';
+import { sql } from 'kysely';
+import { createProvider } from '../api/accounts/provider.ts';
 import {
   createAccount,
   ensureAccountWithRoles,
@@ -8,9 +10,9 @@ import {
   trackingMe,
   trackingUser,
 } from '../shared/accounts/accounts.ts';
-import { hashPassword, verifyPassword } from '../shared/accounts/passwords.ts';
 import { redirectUriProblem } from '../shared/accounts/clients.ts';
-import { createProvider } from '../api/accounts/provider.ts';
+import { hashPassword, verifyPassword } from '../shared/accounts/passwords.ts';
+import { ensureExternalAccount, findExternalAccount, findTokenAccount } from '../shared/accounts/token-accounts.ts';
 import { testConfig } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 
@@ -68,6 +70,66 @@ test('ensureAccountWithRoles adds roles and never removes any', async (t) => {
   const second = await ensureAccountWithRoles(database.db, { email: 'OPS@example.test', roles: ['staff'] });
   t.false(second.created);
   t.deepEqual([...second.account.roles].sort(), ['partner', 'staff', 'user']);
+});
+
+test.serial('an external user gets an account on first sight only; later lookups write nothing', async (t) => {
+  const db = database.db;
+  const identity = { issuer: 'https://idp.example.test/', subject: 'auth0|first-sight', email: 'ext1@example.test' };
+  t.is(await findExternalAccount(db, identity), undefined);
+  // Concurrent first requests of the same user create one account.
+  const firsts = await Promise.all(Array.from({ length: 5 }, () => ensureExternalAccount(db, identity)));
+  t.is(firsts.filter((r) => r.created).length, 1);
+  t.is(new Set(firsts.map((r) => r.account.id)).size, 1);
+  const [first] = firsts;
+  t.deepEqual(first?.account.roles, ['user']);
+  // Serial, so no other test writes meanwhile: a known user costs no row and no account number
+  // (an INSERT ... ON CONFLICT DO NOTHING on every request used to burn one).
+  const written = async () =>
+    sql<{ rows: string; last: string }>`select (select count(*) from accounts) as rows,
+      (select last_value from accounts_number_seq) as last`
+      .execute(db)
+      .then((r) => r.rows[0]);
+  const before = await written();
+  const again = await ensureExternalAccount(db, identity);
+  t.deepEqual(again, { account: first?.account, created: false });
+  t.deepEqual(await written(), before);
+  // Another provider's user with the same subject is someone else.
+  const other = await ensureExternalAccount(db, {
+    ...identity,
+    issuer: 'https://other.example.test/',
+    email: undefined,
+  });
+  t.true(other.created);
+  t.not(other.account.id, first?.account.id);
+});
+
+test('an external user whose email a local account has gets an account without that email', async (t) => {
+  const local = await createAccount(database.db, { email: 'taken@example.test' });
+  const { account, created } = await ensureExternalAccount(database.db, {
+    issuer: 'https://idp.example.test/',
+    subject: 'auth0|taken',
+    email: 'TAKEN@example.test',
+  });
+  t.true(created);
+  t.not(account.id, local.id);
+  const row = await database.db
+    .selectFrom('accounts')
+    .select(['email', 'external_subject'])
+    .where('id', '=', account.id)
+    .executeTakeFirstOrThrow();
+  t.deepEqual(row, { email: null, external_subject: 'auth0|taken' });
+});
+
+test('our own tokens resolve to an account by id only', async (t) => {
+  const a = await createAccount(database.db, { email: 'own@example.test', roles: ['user', 'staff'] });
+  t.like(await findTokenAccount(database.db, a.id), {
+    id: a.id,
+    number: a.number,
+    ldid: a.ldid,
+    roles: ['user', 'staff'],
+  });
+  t.is(await findTokenAccount(database.db, 'not-a-uuid'), undefined);
+  t.is(await findTokenAccount(database.db, '00000000-0000-4000-8000-000000000000'), undefined);
 });
 
 test('scrypt password hashes verify, differ per salt, and refuse other passwords', async (t) => {

@@ -1,17 +1,18 @@
 import {
-  type JWTPayload,
-  type JWTVerifyGetKey,
   createLocalJWKSet,
   createRemoteJWKSet,
   decodeJwt,
+  type JWTPayload,
+  type JWTVerifyGetKey,
   errors as joseErrors,
   jwtVerify,
 } from 'jose';
 import type { Middleware } from 'koa';
+import { ensureExternalAccount, findTokenAccount } from '../../shared/accounts/token-accounts.ts';
+import { LOCAL_ALGORITHMS, publicJwks } from '../../shared/auth/signing-keys.ts';
 import type { Config } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
-import { LOCAL_ALGORITHMS, publicJwks } from '../../shared/auth/signing-keys.ts';
 import { unauthorized } from './errors.ts';
 
 /** Who is calling, after the token was verified and matched to an account. */
@@ -59,14 +60,19 @@ export class TokenVerifier {
     return this.#localKeys;
   }
 
-  async verify(token: string): Promise<Principal> {
-    let payload: JWTPayload;
+  /** The verified claims of a token (401 otherwise): reads keys and clients, writes nothing. */
+  async #claims(token: string): Promise<JWTPayload> {
     try {
-      payload = await this.#verifyPayload(token);
+      return await this.#verifyPayload(token);
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired');
       throw unauthorized('The access token is invalid');
     }
+  }
+
+  /** The caller: a verified token matched to an account. */
+  async verify(token: string): Promise<Principal> {
+    const payload = await this.#claims(token);
     const principal = await this.#account(payload);
     if (!principal) throw unauthorized('The access token does not match an account');
     return principal;
@@ -127,30 +133,28 @@ export class TokenVerifier {
     return row !== undefined;
   }
 
+  /** The account the token names; an external user's is created the first time they are seen. */
   async #account(payload: JWTPayload): Promise<Principal | undefined> {
     const sub = String(payload.sub);
-    const external = payload.iss !== this.#config.issuer;
-    let q = this.#db.selectFrom('accounts').select(['id', 'number', 'ldid', 'roles']);
-    if (external) {
-      // First sight of an external user creates their account (role user; staff roles are granted here).
-      await this.#db
-        .insertInto('accounts')
-        .values({
-          external_issuer: String(payload.iss),
-          external_subject: sub,
-          email: typeof payload.email === 'string' ? payload.email : null,
-        })
-        .onConflict((oc) =>
-          oc.columns(['external_issuer', 'external_subject']).where('external_subject', 'is not', null).doNothing(),
-        )
-        .execute();
-      q = q.where('external_issuer', '=', String(payload.iss)).where('external_subject', '=', sub);
-    } else {
-      if (!/^[0-9a-f-]{36}$/i.test(sub)) return undefined;
-      q = q.where('id', '=', sub);
-    }
-    const row = await q.executeTakeFirst();
-    return row && { accountId: row.id, accountNumber: row.number, ldid: row.ldid, roles: row.roles, claims: payload };
+    const account =
+      payload.iss === this.#config.issuer
+        ? await findTokenAccount(this.#db, sub)
+        : (
+            await ensureExternalAccount(this.#db, {
+              issuer: String(payload.iss),
+              subject: sub,
+              email: typeof payload.email === 'string' ? payload.email : undefined,
+            })
+          ).account;
+    return (
+      account && {
+        accountId: account.id,
+        accountNumber: account.number,
+        ldid: account.ldid,
+        roles: account.roles,
+        claims: payload,
+      }
+    );
   }
 }
 
