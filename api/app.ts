@@ -10,7 +10,8 @@ import { createMetrics } from './http/metrics.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
 import { pendingOutboxCount } from '../shared/queue/outbox.ts';
-import { SERVICES, type ServiceModule } from './services.ts';
+import type { ServiceModule } from './service-module.ts';
+import { SERVICES } from './services.ts';
 
 export interface AppOptions {
   /** Service modules to choose from (all shipped ones by default); mounted if named in SERVICES. */

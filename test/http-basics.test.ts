@@ -2,7 +2,7 @@ import test from 'ava';
 import { z } from 'zod';
 import { ApiRouter } from '../api/http/route.ts';
 import { unprocessable } from '../api/http/errors.ts';
-import type { ServiceModule } from '../api/services.ts';
+import type { ServiceModule } from '../api/service-module.ts';
 import { startTestApi } from './helpers/app.ts';
 
 // A tiny service per error format exercises the platform the same way real services do.

@@ -1,6 +1,6 @@
-import type { ServiceModule } from '../services.ts';
+import type { ServiceModule } from '../service-module.ts';
 import { clientsRouter } from './clients.ts';
-import { pagesRouter } from './pages.ts';
+import { loginPagesRouter } from './login-pages.ts';
 import { createProvider, providerRouter } from './provider.ts';
 import { trackingRouter } from './tracking.ts';
 
@@ -11,12 +11,24 @@ import { trackingRouter } from './tracking.ts';
  */
 export const accountsService: ServiceModule = {
   name: 'accounts',
+  errorFormat: 'problem',
+  prefixes: [
+    '/oauth',
+    '/api/me',
+    '/api/v1/clients',
+    '/authorize',
+    '/token',
+    '/jwks',
+    '/.well-known',
+    '/interaction',
+    '/register',
+  ],
   routers: async (ctx) => {
     const provider = await createProvider(ctx.db, ctx.config, ctx.logger);
     return [
       providerRouter(provider),
       trackingRouter(ctx, provider),
-      pagesRouter(ctx, provider),
+      loginPagesRouter(ctx, provider),
       clientsRouter(ctx).router,
     ];
   },

@@ -46,6 +46,8 @@ export class ApiRouter {
   readonly #prefix: string;
   readonly #registry: OpenApiRegistry;
   readonly #tag: string;
+  /** The error dialect of the service this router mounts (documented error responses use it). */
+  readonly errorFormat: ErrorFormat;
 
   constructor(options: {
     prefix: string;
@@ -57,6 +59,7 @@ export class ApiRouter {
     this.#prefix = options.prefix;
     this.#registry = options.registry;
     this.#tag = options.tag;
+    this.errorFormat = options.errorFormat;
     this.router = new Router({ prefix: options.prefix });
     const format: Middleware = async (ctx, next) => {
       ctx.state.errorFormat = options.errorFormat;

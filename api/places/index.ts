@@ -1,19 +1,22 @@
-import type { ServiceModule } from '../services.ts';
-import { ApiRouter } from '../http/route.ts';
-import { addActivityRoutes } from './activities.ts';
-import { addPlaceRoutes } from './places.ts';
+import type { ServiceModule } from '../service-module.ts';
+import { activitiesResource, placeTagsResource } from './activities.ts';
+import { placesRouter } from './common.ts';
+import { placesResource } from './places.ts';
 import { addSearchRoutes } from './search.ts';
-import { addSportRoutes } from './sports.ts';
+import { placeSportsResource } from './sports.ts';
 
-/** The places service (specs/places-service.md), mounted at /api/v1; see docs/places.md. */
+/** The places service, mounted at /api/v1 (see docs/places.md). */
 export const placesService: ServiceModule = {
   name: 'places',
+  errorFormat: 'problem',
+  prefixes: ['/api/v1/places', '/api/v1/sports'],
   routers: (app) => {
-    const router = new ApiRouter({ prefix: '/api/v1', errorFormat: 'problem', registry: app.registry, tag: 'places' });
+    const router = placesRouter(app);
     addSearchRoutes(router, app);
-    addPlaceRoutes(router, app);
-    addActivityRoutes(router, app);
-    addSportRoutes(router, app);
+    placesResource(router, app);
+    activitiesResource(router, app);
+    placeTagsResource(router, app);
+    placeSportsResource(router, app);
     return [router.router];
   },
 };

@@ -16,7 +16,7 @@ import {
   unsupportedMediaType,
 } from '../http/errors.ts';
 import { ApiRouter, type ResponseSpec } from '../http/route.ts';
-import type { ServiceModule } from '../services.ts';
+import type { ServiceModule } from '../service-module.ts';
 import { mediaRouter } from './media.ts';
 
 const UPLOAD_PATH = '/places/:place_id/activities/:activity_id/images';
@@ -238,5 +238,7 @@ export function picturesRouter(app: AppContext): ApiRouter {
 /** The places pictures: upload under /v1 and the /media file server. */
 export const placesPicturesService: ServiceModule = {
   name: 'places',
+  errorFormat: 'problem',
+  prefixes: ['/v1/places', '/media'],
   routers: (app) => [picturesRouter(app).router, mediaRouter(app.config)],
 };

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { type InferResult, sql } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import type { ActivityAttributes, PlaceStatus } from '../db/schema/places.ts';
+import type { ActivityAttributes } from '../db/schema/places.ts';
 
 /** Who is looking: staff see every place, a creator sees their own pending/rejected places. */
 export interface Viewer {
@@ -15,25 +15,6 @@ export interface UserJson {
   first_name: string;
   last_name: string;
   staff: boolean;
-}
-
-/** One activity as read from place_activities, with its place and creator. */
-export interface ActivityRow {
-  id: number;
-  place_id: number;
-  place_uuid: string;
-  place_status: PlaceStatus;
-  place_created_by: string | null;
-  sport_id: number;
-  tags: string[];
-  attributes: ActivityAttributes;
-  photo_reference: string | null;
-  image_path: string | null;
-  thumbnail_path: string | null;
-  created_by: string | null;
-  user_first_name: string | null;
-  user_last_name: string | null;
-  user_roles: string[] | null;
 }
 
 /** The spec's Activity shape. */
@@ -81,6 +62,9 @@ export function activityQuery(db: Db) {
     ]);
 }
 
+/** One activity with its place and creator, typed by its query. */
+export type ActivityRow = InferResult<ReturnType<typeof activityQuery>>[number];
+
 /**
  * The activity of sport `sportId` at the place `placeUuid`, if the place exists and the viewer
  * may see it (no viewer: approved places only). The pictures upload builds on this.
@@ -92,11 +76,11 @@ export async function findActivity(
   viewer?: Viewer,
 ): Promise<ActivityRow | undefined> {
   if (!isUuid(placeUuid) || !Number.isSafeInteger(sportId)) return undefined;
-  return (await activityQuery(db)
+  return activityQuery(db)
     .where('p.uuid', '=', placeUuid)
     .where('a.sport_id', '=', sportId)
     .where(visibleTo(viewer))
-    .executeTakeFirst()) as ActivityRow | undefined;
+    .executeTakeFirst();
 }
 
 export function userJson(

@@ -1,8 +1,6 @@
-/** One problem in a request (same shape as api/http/errors.ts FieldError). */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+import type { FieldError } from '../errors.ts';
+
+export type { FieldError };
 
 /** The geometry types a place may have (RFC 7946 names; the spec's "Linestring" is accepted too). */
 export type GeometryType = 'Point' | 'LineString' | 'Polygon';

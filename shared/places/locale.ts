@@ -1,4 +1,6 @@
-/** Locales whose `notes` a place keeps (specs/places-service.md, Localization). */
+import { invalid } from '../errors.ts';
+
+/** Locales whose `notes` a place keeps (the places spec's Localization section; docs/places.md). */
 export const LOCALES = [
   'en',
   'en-GB',
@@ -63,4 +65,16 @@ export function writeLocale(header: string | undefined): Locale | undefined {
   const first = ranges(header)[0];
   if (!first) return DEFAULT_LOCALE;
   return byLower.get(first.toLowerCase());
+}
+
+/** The locale notes are written in; an unsupported Accept-Language is an error naming the header. */
+export function notesLocale(header: string | undefined): Locale {
+  const locale = writeLocale(header);
+  if (locale) return locale;
+  throw invalid([
+    {
+      path: 'headers.accept-language',
+      message: `unsupported locale "${header}" for writing notes; use one of ${LOCALES.join(', ')}`,
+    },
+  ]);
 }

@@ -1,9 +1,8 @@
 import countries from 'i18n-iso-countries';
-import { sql } from 'kysely';
+import { type InferResult, sql } from 'kysely';
 import slugify from 'slugify';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import type { PlaceStatus } from '../db/schema/places.ts';
 import {
   type ActivityRow,
   activityJson,
@@ -22,33 +21,6 @@ export const isCountryCode = (c: string): boolean => /^[A-Z]{2}$/.test(c) && cou
 /** `YYYY-MM-DD HH:MM:SS UTC`, the spec's created_at format. */
 export function formatCreatedAt(d: Date): string {
   return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-}
-
-/** One place with what its JSON needs (geometry as GeoJSON text, creator). */
-export interface PlaceRow {
-  id: number;
-  uuid: string;
-  slug: string;
-  name: string;
-  geojson: string;
-  address: string | null;
-  city: string | null;
-  province: string | null;
-  country: string;
-  email: string | null;
-  phone: string | null;
-  website: string | null;
-  booking_url: string | null;
-  social_username: string | null;
-  external_place_id: string | null;
-  created_by: string | null;
-  status: PlaceStatus;
-  featured: boolean;
-  partner: string | null;
-  created_at: Date;
-  user_first_name: string | null;
-  user_last_name: string | null;
-  user_roles: string[] | null;
 }
 
 function placeQuery(db: Db) {
@@ -82,22 +54,25 @@ function placeQuery(db: Db) {
     ]);
 }
 
+/** One place with what its JSON needs (geometry as GeoJSON text, creator), typed by its query. */
+export type PlaceRow = InferResult<ReturnType<typeof placeQuery>>[number];
+
 /** A place by uuid or slug, if the viewer may see it (approved, own, or staff). */
 export async function findPlace(db: Db, uuidOrSlug: string, viewer?: Viewer): Promise<PlaceRow | undefined> {
   let q = placeQuery(db).where(visibleTo(viewer));
   q = isUuid(uuidOrSlug) ? q.where('p.uuid', '=', uuidOrSlug) : q.where('p.slug', '=', uuidOrSlug);
-  return (await q.executeTakeFirst()) as PlaceRow | undefined;
+  return q.executeTakeFirst();
 }
 
 /** A place by uuid whatever its status (callers decide what the viewer may do). */
 export async function findPlaceAnyStatus(db: Db, uuid: string): Promise<PlaceRow | undefined> {
   if (!isUuid(uuid)) return undefined;
-  return (await placeQuery(db).where('p.uuid', '=', uuid).executeTakeFirst()) as PlaceRow | undefined;
+  return placeQuery(db).where('p.uuid', '=', uuid).executeTakeFirst();
 }
 
 export async function placeActivities(db: Db, placeIds: number[]): Promise<ActivityRow[]> {
   if (!placeIds.length) return [];
-  return (await activityQuery(db).where('a.place_id', 'in', placeIds).orderBy('a.sport_id').execute()) as ActivityRow[];
+  return activityQuery(db).where('a.place_id', 'in', placeIds).orderBy('a.sport_id').execute();
 }
 
 export interface PlaceJson {
@@ -174,7 +149,7 @@ export async function placesJson(
 export async function pendingPlaces(db: Db, accountId: string | undefined): Promise<PlaceRow[]> {
   let q = placeQuery(db).where('p.status', '=', 'pending');
   if (accountId) q = q.where('p.created_by', '=', accountId);
-  return (await q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(500).execute()) as PlaceRow[];
+  return q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(500).execute();
 }
 
 /** After an update the spec shows `user` as an array of objects with `user_id`. */

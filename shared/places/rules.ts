@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.ts';
 import type { ActivityAttributes } from '../db/schema/places.ts';
 import type { PlaceFilterType } from '../db/schema/referentials.ts';
-import type { FieldError } from './geojson.ts';
+import { type FieldError, invalid } from '../errors.ts';
 
 export interface FilterDef {
   slug: string;
@@ -156,4 +156,54 @@ export function mergeAttributes(stored: ActivityAttributes, changes: ActivityInp
     else out[k] = v;
   }
   return out;
+}
+
+/**
+ * Validates a list of activity bodies in one pass (two queries for the rules): each against its
+ * sport, one activity per sport. A sport in `existing` is checked as an update of that activity,
+ * the others as creations. Throws one 422-kind error listing every problem.
+ */
+export async function checkActivityList(
+  db: Db,
+  bodies: readonly Record<string, unknown>[],
+  path: string,
+  existing: ReadonlySet<number> = new Set(),
+): Promise<ActivityInput[]> {
+  const rules = await sportRules(
+    db,
+    bodies.map((b) => parseSportId(b.sport_id) ?? 0),
+  );
+  const errors: FieldError[] = [];
+  const inputs: ActivityInput[] = [];
+  const seen = new Set<number>();
+  bodies.forEach((body, i) => {
+    const sportId = parseSportId(body.sport_id);
+    const at = `${path}[${i}]`;
+    const mode = sportId !== undefined && existing.has(sportId) ? { update: true, sportId } : { update: false };
+    const r = checkActivity(body, at, rules, mode);
+    errors.push(...r.errors);
+    if (!r.input) return;
+    if (seen.has(r.input.sport_id))
+      errors.push({
+        path: `${at}.sport_id`,
+        message: `sport ${r.input.sport_id} is listed twice: one activity per sport`,
+      });
+    seen.add(r.input.sport_id);
+    inputs.push(r.input);
+  });
+  if (errors.length) throw invalid(errors);
+  return inputs;
+}
+
+/** Validates one activity body (a creation, or an update of the activity of `sportId`). */
+export async function checkOneActivity(
+  db: Db,
+  body: Record<string, unknown>,
+  path: string,
+  mode: { update: boolean; sportId?: number },
+): Promise<ActivityInput> {
+  const ids = mode.sportId !== undefined ? [mode.sportId] : [parseSportId(body.sport_id) ?? 0];
+  const r = checkActivity(body, path, await sportRules(db, ids), mode);
+  if (!r.input) throw invalid(r.errors);
+  return r.input;
 }

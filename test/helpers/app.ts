@@ -1,6 +1,6 @@
 import type { ExecutionContext } from 'ava';
 import { type RunningApi, startApi } from '../../api/server.ts';
-import type { ServiceModule } from '../../api/services.ts';
+import type { ServiceModule } from '../../api/service-module.ts';
 import { type Config, loadConfig } from '../../shared/config.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
 import { freePort } from '../../shared/runtime/free-port.ts';

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { requireApiKey } from '../../api/http/api-key.ts';
 import { bearerForWrites, requireBearer } from '../../api/http/auth.ts';
-import type { ServiceModule } from '../../api/services.ts';
+import type { ServiceModule } from '../../api/service-module.ts';
 import { signAccessToken } from '../../shared/auth/access-token.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
 import type { Config, ServiceName } from '../../shared/config.ts';

@@ -1,0 +1,92 @@
+import type { z } from 'zod';
+
+/** How a resource's items and lists are written on the wire. */
+export type ResourceFormat = 'geojson' | 'jsonapi' | 'hydra' | 'json';
+
+/**
+ * Items already written as JSON by the database (comma-separated, no brackets): the hot search
+ * path skips parsing and re-serializing them.
+ */
+export class SerializedItems {
+  readonly json: string;
+  readonly count: number;
+  constructor(json: string, count: number) {
+    this.json = json;
+    this.count = count;
+  }
+}
+
+/** One page of a list: the items and what the envelope's links and counts need. */
+export interface Page<T> {
+  items: readonly T[] | SerializedItems;
+  /** 1-based page number. */
+  page: number;
+  limit: number;
+  /** Every match, when the list knows it (JSON:API meta.total, hydra:totalItems, last links). */
+  total?: number;
+  /** When the total is not counted: whether a next page exists. */
+  hasNext?: boolean;
+  /** Query parameter of the page number in links (default `page`). */
+  pageParam?: string;
+  /** Compound members of the page (JSON:API `include=`). */
+  included?: Related[];
+}
+
+/** A related resource pulled into a compound document (JSON:API `included`). */
+export interface Related {
+  view: JsonApiView<never>;
+  items: readonly unknown[];
+}
+
+/** What a handler returns to add compound members to a JSON:API document. */
+export interface WithIncluded<T> {
+  data: T;
+  included: Related[];
+}
+
+/** How an item becomes a JSON:API resource object. */
+export interface JsonApiView<T> {
+  /** The JSON:API `type` member. */
+  type: string;
+  /** Base URL path of the item links (`/sports` makes `/sports/{id}`). */
+  path: string;
+  id: (item: T) => string;
+  attributes: (item: T) => Record<string, unknown>;
+  /** Linkage per relationship name: one `{type, id}`, several, or null (JSON:API 1.1, 7.2.2.2). */
+  relationships?: (item: T) => Record<string, ResourceLinkage>;
+}
+
+export type ResourceIdentifier = { type: string; id: string };
+export type ResourceLinkage = ResourceIdentifier | ResourceIdentifier[] | null;
+
+/** How an item becomes a JSON-LD node in API Platform's style. */
+export interface HydraView<T> {
+  /** The `@type` (also names the context: `<prefix>/contexts/<type>`). */
+  type: string;
+  /** Base IRI path of the items (`/v2/activities` makes `/v2/activities/{id}`). */
+  path: string;
+  id: (item: T) => string;
+  /** The node's own members (everything but `@context`, `@id` and `@type`). */
+  fields: (item: T) => Record<string, unknown>;
+}
+
+/** What the request looks like, for links. */
+export interface RequestView {
+  /** Absolute base URL of the API (PUBLIC_URL). */
+  baseUrl: string;
+  /** Path of the request, prefix included (`/api/v1/places`). */
+  path: string;
+  /** The raw query string (no `?`). */
+  querystring: string;
+  /** Parsed query values, for sparse fieldsets. */
+  query: Record<string, string | string[] | undefined>;
+}
+
+/** Every format: the item and list bodies, their content type, and their documentation schemas. */
+export interface Serializer {
+  contentType: string;
+  item(item: unknown, req: RequestView): unknown;
+  collection(page: Page<unknown>, req: RequestView): unknown;
+  itemSchema(item: z.ZodType): z.ZodType;
+  collectionSchema(item: z.ZodType): z.ZodType;
+}

@@ -1,0 +1,30 @@
+import type { Page, RequestView } from './format.ts';
+
+/** Absolute URL of the request itself. */
+export function selfUrl(req: RequestView): string {
+  return `${req.baseUrl}${req.path}${req.querystring ? `?${req.querystring}` : ''}`;
+}
+
+/** Path-only IRI of the request (JSON-LD `@id`s are relative to the API, as API Platform writes them). */
+export function selfIri(req: RequestView): string {
+  return `${req.path}${req.querystring ? `?${req.querystring}` : ''}`;
+}
+
+/** The request with another page number, every other parameter kept (and the limit made explicit). */
+export function pageQuery(req: RequestView, page: number, limit: number, pageParam = 'page'): string {
+  const qs = new URLSearchParams(req.querystring);
+  qs.set(pageParam, String(page));
+  if (pageParam === 'page' && !qs.has('limit')) qs.set('limit', String(limit));
+  return qs.toString();
+}
+
+/** The last page number, when the total is known (1 for an empty list). */
+export function lastPage(page: Page<unknown>): number | undefined {
+  return page.total === undefined ? undefined : Math.max(1, Math.ceil(page.total / page.limit));
+}
+
+/** Whether a page follows this one: from the total when counted, else from the list's own answer. */
+export function hasNextPage(page: Page<unknown>): boolean {
+  const last = lastPage(page);
+  return last === undefined ? Boolean(page.hasNext) : page.page < last;
+}

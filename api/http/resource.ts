@@ -1,0 +1,293 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import type { Principal, TokenVerifier } from './auth.ts';
+import { type Access, accessMiddleware } from './access.ts';
+import { errorResponse } from './error-schemas.ts';
+import type { HydraView, JsonApiView, Page, RequestView, ResourceFormat, Serializer } from './formats/format.ts';
+import { geojsonSerializer } from './formats/geojson.ts';
+import { hydraSerializer } from './formats/hydra.ts';
+import { jsonApiSerializer } from './formats/jsonapi.ts';
+import { jsonSerializer } from './formats/json.ts';
+import type { HttpMethod } from './openapi.ts';
+import type { ApiRouter, ResponseSpec, Security } from './route.ts';
+
+type AnyObject = z.ZodObject;
+type Undef = z.ZodUndefined;
+
+/** What a handler gets: the validated request parts and the verified caller. */
+export interface OperationInput<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType> {
+  query: z.output<Q>;
+  params: z.output<P>;
+  body: z.output<B>;
+  /** Set when the operation's access verified a token (always, for `bearer`). */
+  principal: Principal | undefined;
+  ctx: Context;
+}
+
+/** Error statuses an operation may answer besides the ones its shape implies (401, 404, 422). */
+type ExtraErrors = Partial<Record<400 | 403 | 409 | 413 | 415 | 429, string>>;
+
+interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R> {
+  summary: string;
+  description?: string;
+  query?: Q;
+  body?: B;
+  /** Overrides the resource's read or write access. */
+  access?: Access;
+  /** Status of an invalid query (422 unless the service's spec says otherwise). */
+  queryErrorStatus?: number;
+  /** Errors to document besides 401 (access), 404 (item paths) and 422 (query or body). */
+  errors?: ExtraErrors;
+  /** More success responses to document (e.g. a 200 beside a create's 201). */
+  responses?: Record<number, ResponseSpec>;
+  handler: (input: OperationInput<Q, P, B>) => R | Promise<R>;
+}
+
+/** A custom operation: any method, at a path below the collection or an item. */
+interface ActionSpec<Q extends z.ZodType, P extends AnyObject, B extends z.ZodType, R>
+  extends OperationSpec<Q, P, B, R> {
+  method: HttpMethod;
+  /** Path after the collection path (`on: 'collection'`) or the item path (default). */
+  path: string;
+  on?: 'item' | 'collection';
+  /** Path parameters when the action adds some (defaults to the item's or collection's). */
+  params?: P;
+  status?: number;
+  /** The action's own response body: returned as is, documented with this schema. */
+  response: z.ZodType;
+  /** Extra methods answering the same route (spec aliases, e.g. POST beside PUT). */
+  aliases?: HttpMethod[];
+}
+
+export interface ResourceOptions<CP extends AnyObject | Undef, IP extends AnyObject> {
+  /** Collection path relative to the router prefix; may hold parameters (`/places/:place_id/activities`). */
+  path: string;
+  /** Parameters of the collection path, when it has some. */
+  params?: CP;
+  /** Item path after the collection path (`/:place_id`) and every parameter of the whole item path. */
+  itemPath: string;
+  itemParams: IP;
+  format: ResourceFormat;
+  /** One item as the format renders it (documents every item response). */
+  item: z.ZodType;
+  /** How items become JSON:API resource objects (format `jsonapi`). */
+  jsonapi?: JsonApiView<never>;
+  /** How items become JSON-LD nodes (format `hydra`). */
+  hydra?: HydraView<never>;
+  access: { read: Access; write: Access };
+  /** Text of the documented 404 of item paths. */
+  notFound?: string;
+  tag?: string;
+}
+
+/** What a remove answers: nothing (204), or the body the service's spec shows. */
+interface RemoveSpec<P extends AnyObject> extends OperationSpec<Undef, P, Undef, void> {
+  response?: { schema: z.ZodType; body: unknown };
+}
+
+/**
+ * One resource declared once: each operation (list, get, create, update, remove, or a custom
+ * action) becomes a route with its auth, validation, standard error responses and OpenAPI entry,
+ * and its result is written by the resource's format (GeoJSON, JSON:API, Hydra, plain JSON),
+ * paging envelope included. Handlers return domain values; errors are the service's dialect.
+ */
+export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
+  readonly #router: ApiRouter;
+  readonly #verifier: TokenVerifier;
+  readonly #options: ResourceOptions<CP, IP>;
+  readonly #baseUrl: string;
+
+  constructor(router: ApiRouter, app: Pick<AppContext, 'verifier' | 'config'>, options: ResourceOptions<CP, IP>) {
+    this.#router = router;
+    this.#verifier = app.verifier;
+    this.#options = options;
+    this.#baseUrl = app.config.PUBLIC_URL;
+  }
+
+  /** GET on the collection: a Page (or every item) in the format's list envelope. */
+  list<Q extends z.ZodType = Undef, T = unknown>(
+    spec: OperationSpec<Q, CP, Undef, Page<T> | readonly T[]> & { item?: z.ZodType },
+  ): this {
+    const filters = spec.query instanceof z.ZodObject ? Object.keys(spec.query.shape) : [];
+    const serializer = this.#serializer(filters);
+    return this.#add('get', this.#options.path, this.#options.params, spec, {
+      access: this.#options.access.read,
+      item: false,
+      success: { 200: { description: 'One page', schema: serializer.collectionSchema(spec.item ?? this.#options.item) } },
+      write: (ctx, result) => {
+        const page = Array.isArray(result)
+          ? { items: result, page: 1, limit: Math.max(1, result.length), total: result.length }
+          : (result as Page<unknown>);
+        return serializer.collection(page, this.#request(ctx));
+      },
+    });
+  }
+
+  get<Q extends z.ZodType = Undef>(spec: OperationSpec<Q, IP, Undef, unknown>): this {
+    return this.#itemOperation('get', spec, this.#options.access.read, 200, 'The item');
+  }
+
+  /** POST on the collection; 201 unless the handler sets another status. */
+  create<B extends z.ZodType = Undef>(
+    spec: OperationSpec<Undef, CP, B, unknown> & { location?: (item: unknown) => string },
+  ): this {
+    const serializer = this.#serializer();
+    return this.#add('post', this.#options.path, this.#options.params, spec, {
+      access: this.#options.access.write,
+      item: false,
+      status: 201,
+      success: { 201: { description: 'Created', schema: serializer.itemSchema(this.#options.item) } },
+      write: (ctx, result) => {
+        if (spec.location && ctx.status === 201) ctx.set('Location', `${this.#baseUrl}${spec.location(result)}`);
+        return serializer.item(result, this.#request(ctx));
+      },
+    });
+  }
+
+  /** PUT on an item (and the spec's aliases, e.g. POST). */
+  update<B extends z.ZodType = Undef>(
+    spec: OperationSpec<Undef, IP, B, unknown> & { methods?: HttpMethod[] },
+  ): this {
+    for (const method of spec.methods ?? ['put'])
+      this.#itemOperation(method, spec, this.#options.access.write, 200, 'The updated item');
+    return this;
+  }
+
+  remove(spec: RemoveSpec<IP>): this {
+    const response = spec.response;
+    return this.#add('delete', this.#itemPath(), this.#options.itemParams, spec, {
+      access: this.#options.access.write,
+      item: true,
+      status: response ? 200 : 204,
+      success: response
+        ? { 200: { description: 'Deleted', schema: response.schema } }
+        : { 204: { description: 'Deleted' } },
+      write: () => response?.body,
+    });
+  }
+
+  /** A custom operation; its result is written as is and documented by `response`. */
+  action<Q extends z.ZodType = Undef, P extends AnyObject = IP, B extends z.ZodType = Undef>(
+    spec: ActionSpec<Q, P, B, unknown>,
+  ): this {
+    const onItem = (spec.on ?? 'item') === 'item';
+    const path = `${onItem ? this.#itemPath() : this.#options.path}${spec.path}`;
+    const params = spec.params ?? (onItem ? this.#options.itemParams : this.#options.params);
+    const write = spec.method === 'get' || spec.method === 'delete' ? 'read' : 'write';
+    const access = spec.method === 'delete' ? this.#options.access.write : this.#options.access[write];
+    for (const method of [spec.method, ...(spec.aliases ?? [])])
+      this.#add(method, path, params as P, spec, {
+        access,
+        item: onItem,
+        status: spec.status ?? 200,
+        success: { [spec.status ?? 200]: { description: spec.summary, schema: spec.response } },
+        write: (_ctx, result) => result,
+      });
+    return this;
+  }
+
+  #itemOperation<Q extends z.ZodType, B extends z.ZodType>(
+    method: HttpMethod,
+    spec: OperationSpec<Q, IP, B, unknown>,
+    access: Access,
+    status: number,
+    description: string,
+  ): this {
+    const serializer = this.#serializer();
+    return this.#add(method, this.#itemPath(), this.#options.itemParams, spec, {
+      access,
+      item: true,
+      status,
+      success: { [status]: { description, schema: serializer.itemSchema(this.#options.item) } },
+      write: (ctx, result) => serializer.item(result, this.#request(ctx)),
+    });
+  }
+
+  #add<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R>(
+    method: HttpMethod,
+    path: string,
+    params: P | undefined,
+    spec: OperationSpec<Q, P, B, R>,
+    shape: {
+      access: Access;
+      item: boolean;
+      status?: number;
+      success: Record<number, ResponseSpec>;
+      write: (ctx: Context, result: R) => unknown;
+    },
+  ): this {
+    const access = spec.access ?? shape.access;
+    const format = this.#router.errorFormat;
+    const errors: Record<number, ResponseSpec> = {};
+    if (access === 'bearer') errors[401] = errorResponse(format, 'Missing or invalid token');
+    if (access === 'optional') errors[401] = errorResponse(format, 'Invalid token (a token is optional here)');
+    if (shape.item || params) errors[404] = errorResponse(format, this.#options.notFound ?? 'Not found');
+    for (const [status, text] of Object.entries(spec.errors ?? {})) errors[Number(status)] = errorResponse(format, text);
+    if (spec.query || spec.body)
+      errors[spec.queryErrorStatus && !spec.body ? spec.queryErrorStatus : 422] ??= errorResponse(
+        format,
+        'Invalid request (each problem names its parameter or field)',
+      );
+    const security: Security[] = access === 'bearer' ? ['bearer'] : [];
+    this.#router.add<Q, P extends z.ZodType ? P : never, B>({
+      method,
+      path,
+      summary: spec.summary,
+      ...(spec.description ? { description: spec.description } : {}),
+      ...(this.#options.tag ? { tags: [this.#options.tag] } : {}),
+      security,
+      ...(spec.query ? { query: spec.query } : {}),
+      ...(params ? { params: params as P extends z.ZodType ? P : never } : {}),
+      ...(spec.body ? { body: spec.body } : {}),
+      ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),
+      middleware: accessMiddleware(this.#verifier, access),
+      responses: { ...shape.success, ...spec.responses, ...errors },
+      handler: async (ctx, input) => {
+        if (shape.status) ctx.status = shape.status;
+        const result = await spec.handler({ ...input, principal: ctx.state.principal, ctx } as OperationInput<Q, P, B>);
+        const body = shape.write(ctx, result);
+        if (body === undefined) {
+          if (ctx.status === 200 || ctx.status === 404) ctx.status = 204;
+          return;
+        }
+        ctx.body = body;
+        ctx.type = this.#contentType();
+      },
+    });
+    return this;
+  }
+
+  #itemPath(): string {
+    return `${this.#options.path}${this.#options.itemPath}`;
+  }
+
+  #contentType(): string {
+    return this.#serializer().contentType;
+  }
+
+  #serializer(filters: readonly string[] = []): Serializer {
+    const o = this.#options;
+    switch (o.format) {
+      case 'jsonapi':
+        if (!o.jsonapi) throw new Error(`resource ${o.path}: format jsonapi needs a jsonapi view`);
+        return jsonApiSerializer(o.jsonapi);
+      case 'hydra':
+        if (!o.hydra) throw new Error(`resource ${o.path}: format hydra needs a hydra view`);
+        return hydraSerializer(o.hydra, filters);
+      case 'geojson':
+        return geojsonSerializer();
+      default:
+        return jsonSerializer();
+    }
+  }
+
+  #request(ctx: Context): RequestView {
+    return {
+      baseUrl: this.#baseUrl,
+      path: ctx.path,
+      querystring: ctx.querystring,
+      query: ctx.query as RequestView['query'],
+    };
+  }
+}

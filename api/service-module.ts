@@ -1,0 +1,14 @@
+import type Router from '@koa/router';
+import type { ServiceName } from '../shared/config.ts';
+import type { AppContext } from './context.ts';
+import type { ErrorFormat } from './http/error-format.ts';
+
+/** A service mounts one or more routers; each service folder exports one of these. */
+export interface ServiceModule {
+  name: ServiceName;
+  /** The dialect of its errors under its prefixes, unknown routes and body errors included (default problem). */
+  errorFormat?: ErrorFormat;
+  /** Path prefixes the service answers under (`/api/v1/places`, `/v2`). */
+  prefixes?: string[];
+  routers: (ctx: AppContext) => Router[] | Promise<Router[]>;
+}

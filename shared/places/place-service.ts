@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/database.ts';
+import type { PlaceStatus } from '../db/schema/places.ts';
+import { conflictError, type FieldError, invalid, notFoundError } from '../errors.ts';
+import { type Viewer, visibleTo } from './activities.ts';
+import { nearestCity } from './cities.ts';
+import { parseGeometry } from './geojson.ts';
+import { type Locale, notesLocale } from './locale.ts';
+import { assertMayDeletePlace, assertStaff, assertMayUpdatePlace, type Caller } from './permissions.ts';
+import {
+  findPlace,
+  isCountryCode,
+  type PlaceJson,
+  type PlaceRow,
+  pendingPlaces,
+  placeJson,
+  placesJson,
+  uniqueSlug,
+} from './places.ts';
+import { checkActivityList } from './rules.ts';
+import {
+  addActivities,
+  createPlace,
+  deletePlace,
+  type NotesInput,
+  type PlaceFields,
+  setPlaceStatus,
+  updatePlace,
+} from './writes.ts';
+
+/** What reading places needs besides the database: links to pictures. */
+export type PlacesConfig = Pick<Config, 'PUBLIC_URL'>;
+
+/** POST /places: variant B (geometry, name, country) creates; variant A (external_place_id alone) adds activities. */
+export interface PlaceInput {
+  external_place_id?: string | undefined;
+  geometry?: unknown;
+  name?: string | undefined;
+  country?: string | undefined;
+  activities: Record<string, unknown>[];
+  notes?: string | undefined;
+  address?: string | null | undefined;
+  city?: string | null | undefined;
+  province?: string | null | undefined;
+  email?: string | null | undefined;
+  phone?: string | null | undefined;
+  website?: string | null | undefined;
+  booking_url?: string | null | undefined;
+  social_username?: string | null | undefined;
+}
+
+/** A place the viewer may see (approved, their own, or any for staff); otherwise not found. */
+export async function visiblePlace(db: Db, idOrSlug: string, viewer: Viewer | undefined): Promise<PlaceRow> {
+  const row = await findPlace(db, idOrSlug, viewer);
+  if (!row) throw notFoundError('Place not found');
+  return row;
+}
+
+/** The single-place Feature, as the viewer may see it, with notes in `locale`. */
+export async function placeFeature(
+  db: Db,
+  config: PlacesConfig,
+  idOrSlug: string,
+  viewer: Viewer | undefined,
+  locale: Locale,
+  options: { userAsList?: boolean } = {},
+): Promise<PlaceJson> {
+  return placeJson(db, await visiblePlace(db, idOrSlug, viewer), config, locale, options);
+}
+
+/** Pending places: the caller's own, or every one for staff asking for the moderation queue. */
+export async function pendingFeatures(
+  db: Db,
+  config: PlacesConfig,
+  caller: Caller,
+  all: boolean,
+  locale: Locale,
+): Promise<PlaceJson[]> {
+  const rows = await pendingPlaces(db, all && caller.staff ? undefined : caller.accountId);
+  return placesJson(db, rows, config, locale);
+}
+
+/** Notes to write when the body has some, in the locale Accept-Language names. */
+function notesOf(text: string | undefined, acceptLanguage: string | undefined): NotesInput | undefined {
+  return text === undefined ? undefined : { locale: notesLocale(acceptLanguage), text };
+}
+
+/**
+ * Adds a place (variant B) or, for variant A, activities to the place already stored with that
+ * external id (no external provider is configured to look one up). Users' places wait for
+ * moderation; staff's are approved at once. Returns the place's uuid and whether it is new.
+ */
+export async function createPlaceAs(
+  db: Db,
+  caller: Caller,
+  input: PlaceInput,
+  acceptLanguage: string | undefined,
+): Promise<{ uuid: string; created: boolean }> {
+  const notes = notesOf(input.notes, acceptLanguage);
+  if (input.geometry === undefined) return { uuid: await addToExternalPlace(db, caller, input, notes), created: false };
+  const errors: FieldError[] = [];
+  const geo = parseGeometry(input.geometry, 'body.geometry');
+  errors.push(...geo.errors);
+  if (input.name === undefined) errors.push({ path: 'body.name', message: 'name is required with geometry' });
+  if (input.country === undefined)
+    errors.push({ path: 'body.country', message: 'country is required (2-letter ISO code)' });
+  else if (!isCountryCode(input.country))
+    errors.push({
+      path: 'body.country',
+      message: `"${input.country}" is not a 2-letter ISO 3166-1 country code (e.g. FR)`,
+    });
+  if (errors.length || !geo.geometry || input.name === undefined || input.country === undefined)
+    throw invalid(errors);
+  const activities = await checkActivityList(db, input.activities, 'body.activities');
+  if (input.external_place_id) {
+    const taken = await db
+      .selectFrom('places')
+      .select('uuid')
+      .where('external_place_id', '=', input.external_place_id)
+      .executeTakeFirst();
+    if (taken)
+      throw conflictError('external_place_id is already used', [
+        { path: 'body.external_place_id', message: `already used by place ${taken.uuid}` },
+      ]);
+  }
+  let city = input.city ?? null;
+  let province = input.province ?? null;
+  if (!city || !province) {
+    const near = await nearestCity(db, JSON.stringify(geo.geometry), input.country);
+    if (near && near.country === input.country) {
+      city ??= near.name;
+      province ??= near.admin_code;
+    }
+  }
+  const uuid = randomUUID();
+  await createPlace(
+    db,
+    {
+      uuid,
+      slug: await uniqueSlug(db, input.name, uuid),
+      name: input.name,
+      geometry: geo.geometry,
+      country: input.country,
+      address: input.address ?? null,
+      city,
+      province,
+      email: input.email ?? null,
+      phone: input.phone ?? null,
+      website: input.website ?? null,
+      booking_url: input.booking_url ?? null,
+      social_username: input.social_username ?? null,
+      external_place_id: input.external_place_id ?? null,
+      created_by: caller.accountId,
+      approved: caller.staff,
+    },
+    activities,
+    notes,
+  );
+  return { uuid, created: true };
+}
+
+/** Variant A: the activities go to the visible place already known by this external id. */
+async function addToExternalPlace(
+  db: Db,
+  caller: Caller,
+  input: PlaceInput,
+  notes: NotesInput | undefined,
+): Promise<string> {
+  if (!input.external_place_id)
+    throw invalid([
+      {
+        path: 'body.geometry',
+        message: 'send geometry, name and country (variant B), or external_place_id (variant A)',
+      },
+    ]);
+  const row = await db
+    .selectFrom('places as p')
+    .select(['p.id', 'p.uuid'])
+    .where('p.external_place_id', '=', input.external_place_id)
+    .where(visibleTo(caller))
+    .executeTakeFirst();
+  if (!row)
+    throw invalid([
+      {
+        path: 'body.external_place_id',
+        message:
+          'no place has this external_place_id, and no external place provider is configured to look it up: send geometry, name and country (variant B)',
+      },
+    ]);
+  const activities = await checkActivityList(db, input.activities, 'body.activities');
+  await addActivities(db, row.id, activities, caller.accountId, notes);
+  return row.uuid;
+}
+
+/** PUT /places/{id}: the fields the caller may change (see permissions.ts), notes in the request's locale. */
+export async function updatePlaceAs(
+  db: Db,
+  caller: Caller,
+  idOrSlug: string,
+  changes: PlaceFields & { notes?: string | undefined },
+  acceptLanguage: string | undefined,
+): Promise<string> {
+  const row = await visiblePlace(db, idOrSlug, caller);
+  const keys = Object.keys(changes);
+  if (!keys.length) throw invalid([{ path: 'body', message: 'send at least one updatable field' }]);
+  assertMayUpdatePlace(caller, row.created_by, keys);
+  if (changes.country !== undefined && !isCountryCode(changes.country))
+    throw invalid([{ path: 'body.country', message: `"${changes.country}" is not a 2-letter ISO 3166-1 country code` }]);
+  const { notes, ...fields } = changes;
+  await updatePlace(db, row.id, fields, notesOf(notes, acceptLanguage));
+  return row.uuid;
+}
+
+export async function deletePlaceAs(db: Db, caller: Caller, idOrSlug: string): Promise<void> {
+  const row = await visiblePlace(db, idOrSlug, caller);
+  assertMayDeletePlace(caller, row.created_by);
+  await deletePlace(db, row.id);
+}
+
+/** Staff approve or reject a place (any status may be changed again). */
+export async function moderatePlace(db: Db, caller: Caller, idOrSlug: string, status: PlaceStatus): Promise<string> {
+  assertStaff(caller);
+  const row = await visiblePlace(db, idOrSlug, caller);
+  await setPlaceStatus(db, row.id, status);
+  return row.uuid;
+}
