@@ -1,4 +1,6 @@
 /** Server-rendered pages of the accounts service: plain HTML, no script, accessible forms. */
+import { MIN_PASSWORD_LENGTH } from '../../shared/accounts/passwords.ts';
+import { csrfInput } from './forms.ts';
 
 export function escapeHtml(value: string): string {
   return value
@@ -77,4 +79,60 @@ ${f.error ? `<p class="field-error" id="${id}-error">${escapeHtml(f.error)}</p>`
 
 export function alert(message: string | undefined): string {
   return message ? `<div class="alert" role="alert" id="form-error">${escapeHtml(message)}</div>` : '';
+}
+
+const GENDERS: Array<[string, string]> = [
+  ['', 'Prefer not to say'],
+  ['2', 'Female'],
+  ['1', 'Male'],
+  ['3', 'Other'],
+];
+
+export function loginPage(opts: {
+  action: string;
+  registerHref: string;
+  abortAction?: string;
+  clientName: string;
+  csrf: string;
+  email?: string;
+  error?: string;
+}) {
+  return `<h1>Sign in</h1>
+<p>to continue to <strong>${escapeHtml(opts.clientName)}</strong></p>
+${alert(opts.error)}
+<form method="post" action="${escapeHtml(opts.action)}">
+${csrfInput(opts.csrf)}
+${field({ name: 'email', label: 'Email', type: 'email', value: opts.email ?? '', autocomplete: 'username', required: true })}
+${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', required: true })}
+<button type="submit">Sign in</button>
+</form>
+<p>No account yet? <a href="${escapeHtml(opts.registerHref)}">Create an account</a></p>
+${opts.abortAction ? `<form method="post" action="${escapeHtml(opts.abortAction)}">${csrfInput(opts.csrf)}<button type="submit" class="secondary">Cancel</button></form>` : ''}`;
+}
+
+export function registerPage(opts: {
+  action: string;
+  loginHref?: string;
+  csrf: string;
+  values?: Record<string, string>;
+  errors?: Record<string, string>;
+  error?: string;
+}) {
+  const v = opts.values ?? {};
+  const e = opts.errors ?? {};
+  return `<h1>Create an account</h1>
+${alert(opts.error ?? (Object.keys(e).length ? 'Some fields need your attention.' : undefined))}
+<form method="post" action="${escapeHtml(opts.action)}" novalidate>
+${csrfInput(opts.csrf)}
+${field({ name: 'email', label: 'Email', type: 'email', value: v.email, autocomplete: 'email', required: true, error: e.email })}
+${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', required: true, hint: `At least ${MIN_PASSWORD_LENGTH} characters.`, error: e.password })}
+${field({ name: 'first_name', label: 'First name', value: v.first_name, autocomplete: 'given-name', required: true, error: e.first_name })}
+${field({ name: 'last_name', label: 'Last name', value: v.last_name, autocomplete: 'family-name', required: true, error: e.last_name })}
+${field({ name: 'gender', label: 'Gender', value: v.gender, options: GENDERS, error: e.gender })}
+${field({ name: 'birth_date', label: 'Birth date', type: 'date', value: v.birth_date, autocomplete: 'bday', error: e.birth_date })}
+${field({ name: 'country', label: 'Country', value: v.country, autocomplete: 'country', hint: 'Two letters, such as FR or US.', error: e.country })}
+${field({ name: 'language', label: 'Language', value: v.language, autocomplete: 'language', hint: 'Two letters, such as en or fr.', error: e.language })}
+<button type="submit">Create account</button>
+</form>
+${opts.loginHref ? `<p>Already have an account? <a href="${escapeHtml(opts.loginHref)}">Sign in</a></p>` : ''}`;
 }
