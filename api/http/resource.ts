@@ -242,7 +242,7 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
       ...(spec.body ? { body: spec.body } : {}),
       ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),
       middleware: accessMiddleware(this.#verifier, access),
-      responses: { ...shape.success, ...spec.responses, ...errors },
+      responses: { ...this.#typed(shape.success), ...this.#typed(spec.responses ?? {}), ...errors },
       handler: async (ctx, input) => {
         if (shape.status) ctx.status = shape.status;
         const result = await spec.handler({ ...input, principal: ctx.state.principal, ctx } as OperationInput<Q, P, B>);
@@ -256,6 +256,14 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
       },
     });
     return this;
+  }
+
+  /** Success bodies are in the resource's format unless an entry says otherwise. */
+  #typed(responses: Record<number, ResponseSpec>): Record<number, ResponseSpec> {
+    const contentType = this.#contentType();
+    return Object.fromEntries(
+      Object.entries(responses).map(([status, r]) => [status, r.schema ? { contentType, ...r } : r]),
+    );
   }
 
   #itemPath(): string {

@@ -1,0 +1,253 @@
+import test from 'ava';
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { AppContext } from '../api/context.ts';
+import type { HydraView, JsonApiView } from '../api/http/formats/format.ts';
+import { Compound, related } from '../api/http/formats/jsonapi.ts';
+import { Resource } from '../api/http/resource.ts';
+import { ApiRouter } from '../api/http/route.ts';
+import type { ServiceModule } from '../api/service-module.ts';
+import type { Db } from '../shared/db/database.ts';
+import { notFoundError } from '../shared/errors.ts';
+import { startTestApi } from './helpers/app.ts';
+
+// Two small resources over the seeded sports referential, one per document format, declared the
+// way a service declares its own: the test checks what the declaration alone produces.
+
+interface Sport {
+  id: number;
+  slug: string;
+  name: string;
+  parent_id: number | null;
+  active: boolean;
+}
+
+const sportQuery = (db: Db) =>
+  db
+    .selectFrom('sports')
+    .select(['id', 'slug', sql<string>`names->>'en'`.as('name'), 'parent_id', 'active'])
+    .orderBy('id');
+
+async function sportPage(db: Db, page: number, limit: number, active?: boolean) {
+  let q = sportQuery(db);
+  if (active !== undefined) q = q.where('active', '=', active);
+  const [items, total] = await Promise.all([
+    q
+      .limit(limit)
+      .offset((page - 1) * limit)
+      .execute(),
+    q
+      .clearSelect()
+      .clearOrderBy()
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { items, page, limit, total: Number(total.n) };
+}
+
+async function sportById(db: Db, id: number): Promise<Sport> {
+  const sport = await sportQuery(db).where('id', '=', id).executeTakeFirst();
+  if (!sport) throw notFoundError(`Unknown sport ${id}`);
+  return sport;
+}
+
+const sportView: JsonApiView<Sport & { children: number[] }> = {
+  type: 'sports',
+  path: '/jsonapi/sports',
+  id: (s) => String(s.id),
+  attributes: (s) => ({ slug: s.slug, name: s.name }),
+  relationships: (s) => ({
+    parent: s.parent_id === null ? null : { type: 'sports', id: String(s.parent_id) },
+    children: s.children.map((id) => ({ type: 'sports', id: String(id) })),
+  }),
+};
+
+const hydraView: HydraView<Sport> = {
+  type: 'Sport',
+  path: '/v2/demo_sports',
+  id: (s) => String(s.id),
+  fields: (s) => ({ id: s.id, name: s.name, active: s.active }),
+};
+
+const params = z.object({ id: z.coerce.number().int().positive() });
+const paging = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(50).default(10),
+});
+
+function demoServices(): ServiceModule[] {
+  const withChildren = async (db: Db, s: Sport) => ({
+    ...s,
+    children: (await db.selectFrom('sports').select('id').where('parent_id', '=', s.id).orderBy('id').execute()).map(
+      (r) => r.id,
+    ),
+  });
+  return [
+    {
+      name: 'catalogue',
+      errorFormat: 'jsonapi',
+      prefixes: ['/jsonapi'],
+      routers: (app: AppContext) => {
+        const router = new ApiRouter({ prefix: '/jsonapi', errorFormat: 'jsonapi', registry: app.registry, tag: 'demo' });
+        new Resource(router, app, {
+          path: '/sports',
+          itemPath: '/:id',
+          itemParams: params,
+          format: 'jsonapi',
+          item: z.object({ slug: z.string(), name: z.string() }),
+          jsonapi: sportView as JsonApiView<never>,
+          access: { read: 'public', write: 'bearer' },
+        })
+          .list({
+            summary: 'Sports',
+            query: paging.extend({ 'page[number]': z.coerce.number().int().min(1).optional() }),
+            handler: async ({ query }) => {
+              const page = await sportPage(app.db, query['page[number]'] ?? query.page, query.limit);
+              return { ...page, items: await Promise.all(page.items.map((s) => withChildren(app.db, s))), pageParam: 'page[number]' };
+            },
+          })
+          .get({
+            summary: 'One sport; include=children',
+            query: z.object({ include: z.enum(['children']).optional() }),
+            handler: async ({ params, query }) => {
+              const sport = await withChildren(app.db, await sportById(app.db, params.id));
+              if (query.include !== 'children') return sport;
+              const children = await Promise.all(sport.children.map(async (id) => withChildren(app.db, await sportById(app.db, id))));
+              return new Compound(sport, [related(sportView, children)]);
+            },
+          });
+        return [router.router];
+      },
+    },
+    {
+      name: 'tracking',
+      errorFormat: 'hydra',
+      prefixes: ['/v2'],
+      routers: (app: AppContext) => {
+        const router = new ApiRouter({ prefix: '/v2', errorFormat: 'hydra', registry: app.registry, tag: 'demo' });
+        new Resource(router, app, {
+          path: '/demo_sports',
+          itemPath: '/:id',
+          itemParams: params,
+          format: 'hydra',
+          item: z.object({ id: z.number(), name: z.string(), active: z.boolean() }),
+          hydra: hydraView as HydraView<never>,
+          access: { read: 'bearer', write: 'bearer' },
+        })
+          .list({
+            summary: 'Sports',
+            query: paging.extend({ active: z.enum(['true', 'false']).optional() }),
+            handler: ({ query }) =>
+              sportPage(app.db, query.page, query.limit, query.active === undefined ? undefined : query.active === 'true'),
+          })
+          .get({ summary: 'One sport', handler: ({ params }) => sportById(app.db, params.id) });
+        return [router.router];
+      },
+    },
+  ];
+}
+
+const api = await startTestApi(null, { services: demoServices(), env: { SERVICES: 'all' } });
+test.after.always(api.close);
+
+const json = async (res: Response) => ({ status: res.status, type: res.headers.get('content-type') ?? '', body: await res.json() });
+
+test('JSON:API item: resource object with relationships (null when none), links, jsonapi member', async (t) => {
+  const running = await json(await api.fetch('/jsonapi/sports/121'));
+  t.is(running.status, 200);
+  t.regex(running.type, /^application\/vnd\.api\+json/);
+  t.deepEqual(running.body.jsonapi, { version: '1.1' });
+  t.is(running.body.links.self, `${api.config.PUBLIC_URL}/jsonapi/sports/121`);
+  const data = running.body.data;
+  t.like(data, { type: 'sports', id: '121', attributes: { slug: 'running' } });
+  t.deepEqual(data.relationships.parent, { data: null });
+  t.true(data.relationships.children.data.length > 0);
+  t.is(data.links.self, `${api.config.PUBLIC_URL}/jsonapi/sports/121`);
+  t.false('included' in running.body);
+});
+
+test('JSON:API compound document: include=children adds each child once, sparse fieldsets trim members', async (t) => {
+  const res = await json(await api.fetch('/jsonapi/sports/121?include=children&fields[sports]=name,parent'));
+  t.deepEqual(Object.keys(res.body.data.attributes), ['name']);
+  t.deepEqual(Object.keys(res.body.data.relationships), ['parent']);
+  const included = res.body.included as { type: string; id: string; relationships: { parent: unknown } }[];
+  t.true(included.length > 0);
+  t.is(new Set(included.map((r) => r.id)).size, included.length);
+  for (const child of included) t.deepEqual(child.relationships.parent, { data: { type: 'sports', id: '121' } });
+});
+
+test('JSON:API list: paging links carry the other parameters, meta.total counts every match', async (t) => {
+  const res = await json(await api.fetch('/jsonapi/sports?limit=5&page[number]=2'));
+  t.is(res.status, 200);
+  t.is(res.body.data.length, 5);
+  const total = res.body.meta.total as number;
+  t.true(total > 10);
+  const { links } = res.body;
+  t.true(links.prev.includes('page%5Bnumber%5D=1'));
+  t.true(links.next.includes('page%5Bnumber%5D=3'));
+  t.true(links.last.includes(`page%5Bnumber%5D=${Math.ceil(total / 5)}`));
+  t.true(links.next.includes('limit=5'));
+});
+
+test('JSON:API errors: unknown item and bad parameter in its own format, naming the parameter', async (t) => {
+  const missing = await json(await api.fetch('/jsonapi/sports/999999'));
+  t.is(missing.status, 404);
+  t.regex(missing.type, /^application\/vnd\.api\+json/);
+  t.like(missing.body.errors[0], { status: '404', detail: 'Unknown sport 999999' });
+  const bad = await json(await api.fetch('/jsonapi/sports?limit=500'));
+  t.is(bad.status, 422);
+  t.deepEqual(bad.body.errors[0].source, { parameter: 'limit' });
+});
+
+test('Hydra: the declared access is enforced, in the Hydra error format', async (t) => {
+  const res = await json(await api.fetch('/v2/demo_sports'));
+  t.is(res.status, 401);
+  t.regex(res.type, /^application\/ld\+json/);
+  t.is(res.body['@type'], 'hydra:Error');
+});
+
+test('Hydra collection: @context, @id, @type, members, totalItems, view and search template', async (t) => {
+  const { token } = await api.account();
+  const res = await json(await api.fetch('/v2/demo_sports?active=true&limit=3&page=2', { headers: { authorization: `Bearer ${token}` } }));
+  t.is(res.status, 200);
+  t.regex(res.type, /^application\/ld\+json/);
+  const body = res.body;
+  t.is(body['@context'], '/v2/contexts/Sport');
+  t.is(body['@id'], '/v2/demo_sports');
+  t.is(body['@type'], 'hydra:Collection');
+  t.is(body['hydra:member'].length, 3);
+  t.like(body['hydra:member'][0], { '@type': 'Sport', active: true });
+  t.regex(body['hydra:member'][0]['@id'], /^\/v2\/demo_sports\/\d+$/);
+  t.true(body['hydra:totalItems'] > 3);
+  const view = body['hydra:view'];
+  t.is(view['@type'], 'hydra:PartialCollectionView');
+  t.is(view['@id'], '/v2/demo_sports?active=true&limit=3&page=2');
+  t.is(view['hydra:previous'], '/v2/demo_sports?active=true&limit=3&page=1');
+  t.is(view['hydra:next'], '/v2/demo_sports?active=true&limit=3&page=3');
+  t.regex(view['hydra:last'], /page=\d+$/);
+  t.is(body['hydra:search']['hydra:template'], '/v2/demo_sports{?page,limit,active}');
+  t.deepEqual(
+    body['hydra:search']['hydra:mapping'].map((m: { variable: string }) => m.variable),
+    ['page', 'limit', 'active'],
+  );
+});
+
+test('Hydra item: @context, @id and @type with the fields', async (t) => {
+  const { token } = await api.account();
+  const res = await json(await api.fetch('/v2/demo_sports/121', { headers: { authorization: `Bearer ${token}` } }));
+  t.like(res.body, { '@context': '/v2/contexts/Sport', '@id': '/v2/demo_sports/121', '@type': 'Sport', id: 121 });
+});
+
+test('the declarations document their operations with the standard errors in the service dialect', async (t) => {
+  const doc = (await (await api.fetch('/openapi.json')).json()) as {
+    paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+  };
+  const hydraGet = doc.paths['/v2/demo_sports/{id}']?.get;
+  t.truthy(hydraGet);
+  t.deepEqual(Object.keys(hydraGet?.responses ?? {}).sort(), ['200', '401', '404']);
+  t.truthy(hydraGet?.responses['404']?.content?.['application/ld+json']);
+  t.truthy(hydraGet?.responses['200']?.content?.['application/ld+json']);
+  const jsonApiList = doc.paths['/jsonapi/sports']?.get;
+  t.deepEqual(Object.keys(jsonApiList?.responses ?? {}).sort(), ['200', '422']);
+  t.truthy(jsonApiList?.responses['422']?.content?.['application/vnd.api+json']);
+});
