@@ -4,7 +4,7 @@ import { prepareDatabase } from '../shared/db/prepare.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { runCli } from '../shared/runtime/cli.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
-import { startWorkers } from '../workers/worker.ts';
+import { queuesNamedExplicitly, startWorkers } from '../workers/worker.ts';
 
 /**
  * `npm start`: the whole system in one process: database created if missing, migrations,
@@ -16,7 +16,10 @@ await runCli(async (config) => {
   await ensureDatabase(config.DATABASE_URL);
   await prepareDatabase(config, logger);
   const api = await startApi(config, { logger: logger.child({ component: 'api' }) });
-  const workers = await startWorkers(config, { logger: logger.child({ component: 'worker' }) });
+  const workers = await startWorkers(config, {
+    logger: logger.child({ component: 'worker' }),
+    explicitQueues: queuesNamedExplicitly(),
+  });
   logger.info({ url: config.PUBLIC_URL, docs: `${config.PUBLIC_URL}/docs` }, 'ready');
   onShutdown(logger, config.SHUTDOWN_TIMEOUT_MS, async () => {
     await Promise.all([api.close(), workers.close()]);

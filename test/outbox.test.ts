@@ -1,7 +1,8 @@
 import test from 'ava';
 import { Queue } from 'bullmq';
 import { createRedis } from '../shared/queue/connection.ts';
-import { enqueueInTransaction, pendingOutboxCount, relayOutboxBatch, OutboxRelay } from '../shared/queue/outbox.ts';
+import { job, type OutboxJob } from '../shared/queue/jobs.ts';
+import { enqueueInTransaction, OutboxRelay, pendingOutboxCount, relayOutboxBatch } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { uniquePrefix } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/db.ts';
@@ -10,6 +11,10 @@ import { PrivateRedis } from './helpers/redis-server.ts';
 const database = await createTestDatabase();
 test.after.always(() => database.drop());
 const { db } = database;
+
+/** A job of the map; its id is built from the payload (`thumb-places_p_121_img-<n>_png`). */
+const thumbnailJob = (n: number) =>
+  job('thumbnails', 'activity-thumbnail', { activityId: n, imagePath: `places/p/121/img-${n}.png` });
 
 async function jobIds(url: string, prefix: string, queue: string): Promise<string[]> {
   const connection = createRedis(url, 'client');
@@ -32,9 +37,8 @@ test.serial('a row written while Redis is unreachable is enqueued once Redis is 
     await redis.stop();
   });
 
-  await db.transaction().execute((trx) =>
-    enqueueInTransaction(trx, { queue: 'records', name: 'compute', payload: { activity: 1 }, jobId: 'records-activity-1' }),
-  );
+  const queued = thumbnailJob(1);
+  await db.transaction().execute((trx) => enqueueInTransaction(trx, queued));
   await t.throwsAsync(() => relayOutboxBatch(db, queues));
   t.is(await pendingOutboxCount(db), 1, 'the row waits in Postgres');
 
@@ -48,7 +52,7 @@ test.serial('a row written while Redis is unreachable is enqueued once Redis is 
     await new Promise((r) => setTimeout(r, 50));
   }
   t.is(await pendingOutboxCount(db), 0);
-  t.deepEqual(await jobIds(redis.url, prefix, 'records'), ['records-activity-1']);
+  t.deepEqual(await jobIds(redis.url, prefix, 'thumbnails'), ['thumb-places_p_121_img-1_png']);
 });
 
 test.serial('a row relayed twice makes one job', async (t) => {
@@ -60,19 +64,20 @@ test.serial('a row relayed twice makes one job', async (t) => {
     await queues.close();
     queues.connection.disconnect();
   });
-  await enqueueInTransaction(db, { queue: 'thumbnails', name: 'render', payload: { a: 1 }, jobId: 'thumb-place-1-v1' });
+  const queued = thumbnailJob(2);
+  await enqueueInTransaction(db, queued);
   t.is(await relayOutboxBatch(db, queues), 1);
   // Simulate a relay that crashed after adding the job but before marking the row sent.
-  await db.updateTable('outbox').set({ sent_at: null }).where('job_id', '=', 'thumb-place-1-v1').execute();
+  await db.updateTable('outbox').set({ sent_at: null }).where('job_id', '=', queued.jobId).execute();
   t.is(await relayOutboxBatch(db, queues), 1);
-  t.deepEqual(await jobIds(url, prefix, 'thumbnails'), ['thumb-place-1-v1']);
+  t.deepEqual(await jobIds(url, prefix, 'thumbnails'), [queued.jobId]);
 });
 
 test('a row is only written when its transaction commits', async (t) => {
   const before = await pendingOutboxCount(db);
   await t.throwsAsync(() =>
     db.transaction().execute(async (trx) => {
-      await enqueueInTransaction(trx, { queue: 'records', name: 'compute', payload: {}, jobId: 'never-1' });
+      await enqueueInTransaction(trx, thumbnailJob(3));
       throw new Error('rollback');
     }),
   );
@@ -80,8 +85,13 @@ test('a row is only written when its transaction commits', async (t) => {
 });
 
 test('job ids that BullMQ would refuse are rejected when written', async (t) => {
-  await t.throwsAsync(() => enqueueInTransaction(db, { queue: 'records', name: 'x', payload: {}, jobId: 'a:b' }), {
-    message: /invalid job id/,
+  // Only job() makes an id; a cast stands for a future id builder that gets it wrong.
+  const withId = (jobId: string): OutboxJob => ({ ...thumbnailJob(4), jobId: jobId as OutboxJob['jobId'] });
+  const before = await pendingOutboxCount(db);
+  await t.throwsAsync(() => enqueueInTransaction(db, withId('a:b')), {
+    message: `invalid job id "a:b" for thumbnails/activity-thumbnail: contains ':'`,
   });
-  await t.throwsAsync(() => enqueueInTransaction(db, { queue: 'records', name: 'x', payload: {}, jobId: '42' }));
+  await t.throwsAsync(() => enqueueInTransaction(db, withId('42')), { message: /is all digits/ });
+  await t.throwsAsync(() => enqueueInTransaction(db, [thumbnailJob(5), withId('')]), { message: /is empty/ });
+  t.is(await pendingOutboxCount(db), before, 'nothing written, not even the valid job of the batch');
 });

@@ -30,7 +30,22 @@ async function runUntilSigterm(entry: string, env: Record<string, string>, ready
 }
 
 test('npm run worker: starts its queues and exits cleanly on SIGTERM', async (t) => {
-  const { wasReady, code, output } = await runUntilSigterm('workers/main.ts', { WORKER_QUEUES: 'thumbnails' }, /workers started/);
+  const { wasReady, code, output } = await runUntilSigterm(
+    'workers/main.ts',
+    { WORKER_QUEUES: 'thumbnails' },
+    /workers started/,
+  );
+  t.true(wasReady, output);
+  t.regex(output, /"queues":\["thumbnails"\]/);
+  t.is(code, 0, output);
+});
+
+test('npm run worker: WORKER_QUEUES=all runs the queues that have jobs in this build', async (t) => {
+  const { wasReady, code, output } = await runUntilSigterm(
+    'workers/main.ts',
+    { WORKER_QUEUES: 'all' },
+    /workers started/,
+  );
   t.true(wasReady, output);
   t.regex(output, /"queues":\["thumbnails"\]/);
   t.is(code, 0, output);
@@ -39,7 +54,7 @@ test('npm run worker: starts its queues and exits cleanly on SIGTERM', async (t)
 test('npm run worker: a queue this build cannot run is a clear start error', async (t) => {
   const { code, output } = await runUntilSigterm('workers/main.ts', { WORKER_QUEUES: 'records' }, /never/);
   t.is(code, 2);
-  t.regex(output, /WORKER_QUEUES: no processor in this build for records/);
+  t.regex(output, /WORKER_QUEUES: no jobs in this build for records \(queues with jobs: thumbnails\)/);
 });
 
 test('npm run api: serves, then drains and exits cleanly on SIGTERM', async (t) => {

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import type { Job } from 'bullmq';
 import { sql } from 'kysely';
 import sharp from 'sharp';
-import { createLogger } from '../shared/observability/logger.ts';
 import { renderThumbnail, THUMBNAIL_MAX_SIZE, thumbnailPathFor } from '../shared/media/thumbnail.ts';
-import { THUMBNAIL_JOB } from '../shared/places/images.ts';
-import { thumbnailsProcessor } from '../workers/processors/thumbnails.ts';
+import { createLogger } from '../shared/observability/logger.ts';
+import type { ThumbnailJobPayload } from '../shared/queue/jobs.ts';
+import type { TypedJob } from '../workers/processor.ts';
+import { renderActivityThumbnail } from '../workers/processors/thumbnails.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { startTestApi } from './helpers/app.ts';
 
@@ -56,7 +56,8 @@ const activityImage = (activityId: number) =>
     .where('id', '=', activityId)
     .executeTakeFirstOrThrow();
 
-const fakeJob = (data: unknown) => ({ name: THUMBNAIL_JOB, data }) as Job;
+const fakeJob = (data: ThumbnailJobPayload) =>
+  ({ name: 'activity-thumbnail', data }) as TypedJob<'thumbnails', 'activity-thumbnail'>;
 const deps = () => ({ config: ctx.config, db: ctx.database.db, logger: createLogger('silent', 'test') });
 
 test('renderThumbnail fits a large picture in 320 px, keeps small ones, and is deterministic', async (t) => {
@@ -128,14 +129,14 @@ test.serial(
       .png()
       .toBuffer();
     await uploadPicture(uuid, picture);
-    const { image_path: imagePath } = await activityImage(activityId);
+    const imagePath = (await activityImage(activityId)).image_path as string;
     const job = fakeJob({ activityId, imagePath });
 
-    const first = await thumbnailsProcessor(job, deps());
+    const first = await renderActivityThumbnail(job, deps());
     t.is(first.status, 'done');
     const afterFirst = await activityImage(activityId);
     const bytes = await readFile(path.join(ctx.config.STORAGE_DIR, afterFirst.thumbnail_path as string));
-    const second = await thumbnailsProcessor(job, deps());
+    const second = await renderActivityThumbnail(job, deps());
     t.deepEqual(second, first);
     t.deepEqual(await activityImage(activityId), afterFirst);
     t.deepEqual(await readFile(path.join(ctx.config.STORAGE_DIR, afterFirst.thumbnail_path as string)), bytes);
@@ -143,13 +144,13 @@ test.serial(
 
     // A newer upload: the old job no longer applies and must not touch the row.
     await uploadPicture(uuid, picture);
-    const replaced = await thumbnailsProcessor(job, deps());
+    const replaced = await renderActivityThumbnail(job, deps());
     t.deepEqual(replaced, { status: 'skipped', reason: 'activity picture replaced' });
     const now = await activityImage(activityId);
     t.not(now.image_path, imagePath);
     t.is(now.thumbnail_path, null);
 
-    const gone = await thumbnailsProcessor(fakeJob({ activityId: 999_999_999, imagePath }), deps());
+    const gone = await renderActivityThumbnail(fakeJob({ activityId: 999_999_999, imagePath }), deps());
     t.is(gone.status, 'skipped');
   },
 );

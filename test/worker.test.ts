@@ -1,8 +1,13 @@
 import test from 'ava';
-import type { Processor } from '../workers/processor.ts';
+import type { Job } from 'bullmq';
 import { ConfigError } from '../shared/config.ts';
-import { selectQueues, startWorkers } from '../workers/worker.ts';
+import { createLogger } from '../shared/observability/logger.ts';
+import { job } from '../shared/queue/jobs.ts';
 import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { checkProcessors, dispatch } from '../workers/dispatch.ts';
+import type { Processors, QueueProcessor } from '../workers/processor.ts';
+import { PROCESSORS } from '../workers/processors/index.ts';
+import { queuesNamedExplicitly, selectQueues, startWorkers } from '../workers/worker.ts';
 import { testConfig } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/db.ts';
 
@@ -15,12 +20,63 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
   return check();
 };
 
-test('selectQueues runs the named queues that have a processor; an explicit unknown one is an error', (t) => {
-  const processors: Record<string, Processor> = { records: async () => null };
-  const config = testConfig({ WORKER_QUEUES: 'records,exports' });
-  t.deepEqual(selectQueues(config, processors, false), ['records']);
-  t.throws(() => selectQueues(config, processors, true), { instanceOf: ConfigError, message: /exports/ });
-  t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), processors, false), ['records']);
+const noop: Processors = { thumbnails: { 'activity-thumbnail': async () => null } };
+const thumbnailJob = (activityId: number) =>
+  job('thumbnails', 'activity-thumbnail', { activityId, imagePath: `places/p/121/img-${activityId}.png` });
+
+test('selectQueues runs the named queues that have jobs; naming a queue without jobs explicitly is an error', (t) => {
+  const config = testConfig({ WORKER_QUEUES: 'records,thumbnails' });
+  t.deepEqual(selectQueues(config, noop, false), ['thumbnails']);
+  t.throws(() => selectQueues(config, noop, true), {
+    instanceOf: ConfigError,
+    message: 'WORKER_QUEUES: no jobs in this build for records (queues with jobs: thumbnails)',
+  });
+  t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), noop, false), ['thumbnails']);
+});
+
+test('WORKER_QUEUES is explicit unless unset, empty or all', (t) => {
+  t.false(queuesNamedExplicitly({}));
+  t.false(queuesNamedExplicitly({ WORKER_QUEUES: '' }));
+  t.false(queuesNamedExplicitly({ WORKER_QUEUES: ' all ' }));
+  t.true(queuesNamedExplicitly({ WORKER_QUEUES: 'thumbnails' }));
+});
+
+test('the build has a processor with a handler for every job of the map', (t) => {
+  t.notThrows(() => checkProcessors(['thumbnails'], PROCESSORS));
+});
+
+test('the worker refuses to start a queue without a processor, without a handler or with a stray handler', async (t) => {
+  t.throws(() => checkProcessors(['thumbnails'], {}), {
+    instanceOf: ConfigError,
+    message: 'Workers cannot start:\n  thumbnails: no processor (add it to workers/processors/index.ts)',
+  });
+  // Casts: the types forbid these processors; the start check is for the ones built at run time.
+  const noHandler = { thumbnails: {} as QueueProcessor<'thumbnails'> };
+  t.throws(() => checkProcessors(['thumbnails'], noHandler), {
+    instanceOf: ConfigError,
+    message: /thumbnails: no handler for job "activity-thumbnail"/,
+  });
+  const stray = { thumbnails: { ...noop.thumbnails, render: async () => null } as QueueProcessor<'thumbnails'> };
+  t.throws(() => checkProcessors(['thumbnails'], stray), {
+    instanceOf: ConfigError,
+    message: /thumbnails: handler for "render", which is not a job of this queue/,
+  });
+  // startWorkers checks before opening any connection (DATABASE_URL points nowhere).
+  const config = testConfig({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', WORKER_QUEUES: 'all' });
+  await t.throwsAsync(() => startWorkers(config, { processors: noHandler }), {
+    instanceOf: ConfigError,
+    message: /no handler for job "activity-thumbnail"/,
+  });
+});
+
+test('a job name the queue does not have is a clear error, even one named like an Object member', async (t) => {
+  const deps = { config: testConfig(), db: database.db, logger: createLogger('silent', 'test') };
+  const run = dispatch('thumbnails', noop.thumbnails, deps);
+  for (const name of ['render', 'constructor'])
+    await t.throwsAsync(() => run({ name, data: {} } as Job), {
+      message: `queue thumbnails has no job "${name}" (its jobs: activity-thumbnail)`,
+    });
+  t.is(await run({ name: 'activity-thumbnail', data: {} } as Job), null);
 });
 
 test('an outbox row becomes a processed job; SIGTERM-style close lets the active job finish', async (t) => {
@@ -30,27 +86,27 @@ test('an outbox row becomes a processed job; SIGTERM-style close lets the active
     release = r;
   });
   let finished = false;
-  const processors: Record<string, Processor> = {
-    records: async (job) => {
-      seen.push(job.data);
-      if ((job.data as { slow?: boolean }).slow) {
-        await gate;
-        finished = true;
-      }
-      return 'done';
+  const processors: Processors = {
+    thumbnails: {
+      'activity-thumbnail': async (job) => {
+        seen.push(job.data);
+        if (job.data.activityId === 2) {
+          await gate;
+          finished = true;
+        }
+        return 'done';
+      },
     },
   };
-  const config = testConfig({ DATABASE_URL: database.url, WORKER_QUEUES: 'records', OUTBOX_POLL_MS: '20' });
+  const config = testConfig({ DATABASE_URL: database.url, WORKER_QUEUES: 'thumbnails', OUTBOX_POLL_MS: '20' });
   const workers = await startWorkers(config, { processors });
-  t.deepEqual(workers.queues, ['records']);
+  t.deepEqual(workers.queues, ['thumbnails']);
 
-  await database.db.transaction().execute((trx) =>
-    enqueueInTransaction(trx, { queue: 'records', name: 'compute', payload: { n: 1 }, jobId: 'rec-1' }),
-  );
+  await database.db.transaction().execute((trx) => enqueueInTransaction(trx, thumbnailJob(1)));
   t.true(await waitFor(() => seen.length === 1), 'job processed');
-  t.deepEqual(seen[0], { n: 1 });
+  t.deepEqual(seen[0], { activityId: 1, imagePath: 'places/p/121/img-1.png' });
 
-  await enqueueInTransaction(database.db, { queue: 'records', name: 'compute', payload: { slow: true }, jobId: 'rec-2' });
+  await enqueueInTransaction(database.db, thumbnailJob(2));
   t.true(await waitFor(() => seen.length === 2), 'slow job started');
   const closing = workers.close();
   await new Promise((r) => setTimeout(r, 100));

@@ -2,6 +2,7 @@ import type { Job } from 'bullmq';
 import type { Config } from '../shared/config.ts';
 import type { Db } from '../shared/db/database.ts';
 import type { Logger } from '../shared/observability/logger.ts';
+import type { JobName, JobPayload, JobQueue } from '../shared/queue/jobs.ts';
 
 export interface WorkerDeps {
   config: Config;
@@ -9,5 +10,17 @@ export interface WorkerDeps {
   logger: Logger;
 }
 
-/** Handles every job of one queue. Must be idempotent: delivery is at least once. */
-export type Processor = (job: Job, deps: WorkerDeps) => Promise<unknown>;
+/** A BullMQ job of the map in shared/queue/jobs.ts, its data typed by queue and name. */
+export type TypedJob<Q extends JobQueue, N extends JobName<Q>> = Job<JobPayload<Q, N>, unknown, N>;
+
+/** Handles one job name. Must be idempotent: delivery is at least once. */
+export type JobHandler<Q extends JobQueue, N extends JobName<Q>> = (
+  job: TypedJob<Q, N>,
+  deps: WorkerDeps,
+) => Promise<unknown>;
+
+/** The processor of one queue: a handler for each of its job names. */
+export type QueueProcessor<Q extends JobQueue> = { [N in JobName<Q>]: JobHandler<Q, N> };
+
+/** A processor for every queue that has jobs: adding a job to the map without its handler does not compile. */
+export type Processors = { [Q in JobQueue]: QueueProcessor<Q> };

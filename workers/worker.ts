@@ -1,35 +1,47 @@
 import { Worker } from 'bullmq';
-import { type Config, ConfigError, type QueueName } from '../shared/config.ts';
+import { type Config, ConfigError } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
-import { type Logger, createLogger } from '../shared/observability/logger.ts';
+import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { createRedis } from '../shared/queue/connection.ts';
+import { hasJobs, JOB_QUEUES, type JobQueue } from '../shared/queue/jobs.ts';
 import { OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
-import type { Processor, WorkerDeps } from './processor.ts';
+import { checkProcessors, dispatch } from './dispatch.ts';
+import type { Processors, QueueProcessor, WorkerDeps } from './processor.ts';
 import { PROCESSORS } from './processors/index.ts';
 
 export interface RunningWorkers {
-  queues: QueueName[];
+  queues: JobQueue[];
   /** Stops taking jobs, lets current ones finish (up to SHUTDOWN_TIMEOUT_MS), closes connections. */
   close: () => Promise<void>;
 }
 
-/** Picks the queues to run: WORKER_QUEUES, limited to those with a processor in this build. */
-export function selectQueues(
-  config: Config,
-  processors: Partial<Record<QueueName, Processor>>,
-  explicit: boolean,
-): QueueName[] {
-  const missing = config.WORKER_QUEUES.filter((q) => !processors[q]);
-  if (explicit && missing.length > 0)
-    throw new ConfigError(`WORKER_QUEUES: no processor in this build for ${missing.join(', ')}`);
-  return config.WORKER_QUEUES.filter((q) => processors[q]);
+/**
+ * Picks the queues to run: those of WORKER_QUEUES that have jobs in this build (planned queues
+ * without jobs are skipped, unless named explicitly: a start error), then refuses to start if one
+ * of them lacks a processor or a handler.
+ */
+export function selectQueues(config: Config, processors: Partial<Processors>, explicit: boolean): JobQueue[] {
+  const withoutJobs = config.WORKER_QUEUES.filter((q) => !hasJobs(q));
+  if (explicit && withoutJobs.length > 0)
+    throw new ConfigError(
+      `WORKER_QUEUES: no jobs in this build for ${withoutJobs.join(', ')} (queues with jobs: ${JOB_QUEUES.join(', ')})`,
+    );
+  const names = config.WORKER_QUEUES.filter(hasJobs);
+  checkProcessors(names, processors);
+  return names;
+}
+
+/** Whether WORKER_QUEUES names queues (rather than being unset or `all`), for selectQueues. */
+export function queuesNamedExplicitly(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.WORKER_QUEUES?.trim();
+  return Boolean(value && value !== 'all');
 }
 
 export async function startWorkers(
   config: Config,
-  options: { processors?: Partial<Record<QueueName, Processor>>; logger?: Logger; explicitQueues?: boolean } = {},
+  options: { processors?: Partial<Processors>; logger?: Logger; explicitQueues?: boolean } = {},
 ): Promise<RunningWorkers> {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, 'worker');
   const processors = options.processors ?? PROCESSORS;
@@ -39,8 +51,9 @@ export async function startWorkers(
   const deps: WorkerDeps = { config, db, logger };
   const connection = createRedis(config.REDIS_URL, 'worker');
   const workers = names.map((name) => {
-    const processor = processors[name] as Processor;
-    const worker = new Worker(name, (job) => processor(job, deps), {
+    // checkProcessors made sure it is there.
+    const processor = processors[name] as QueueProcessor<typeof name>;
+    const worker = new Worker(name, dispatch(name, processor, deps), {
       connection,
       prefix: config.QUEUE_PREFIX,
       concurrency: config.WORKER_CONCURRENCY,

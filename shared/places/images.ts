@@ -1,15 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { job } from '../queue/jobs.ts';
 import { enqueueInTransaction } from '../queue/outbox.ts';
-
-/** The job that renders an activity picture's thumbnail (queue `thumbnails`). */
-export const THUMBNAIL_JOB = 'activity-thumbnail';
-
-export interface ThumbnailJobPayload {
-  activityId: number;
-  /** The original the thumbnail is made from; the job is skipped if the activity moved on. */
-  imagePath: string;
-}
 
 /** Where an activity picture is stored, relative to STORAGE_DIR. */
 export function activityImagePath(placeUuid: string, sportId: number, name: string, ext: string): string {
@@ -39,20 +31,9 @@ export async function setActivityImage(
       .set({ image_path: imagePath, thumbnail_path: null, updated_at: sql<Date>`now()` })
       .where('id', '=', activityId)
       .execute();
-    const payload: ThumbnailJobPayload = { activityId, imagePath };
-    await enqueueInTransaction(trx, {
-      queue: 'thumbnails',
-      name: THUMBNAIL_JOB,
-      payload: { ...payload },
-      jobId: thumbnailJobId(imagePath),
-    });
+    await enqueueInTransaction(trx, job('thumbnails', 'activity-thumbnail', { activityId, imagePath }));
     return { previousImage: previous.image_path, previousThumbnail: previous.thumbnail_path };
   });
-}
-
-/** One job per stored original: `thumb-` + the path with separators replaced (no ':'). */
-export function thumbnailJobId(imagePath: string): string {
-  return `thumb-${imagePath.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
 /** The activity's current original, or undefined if the activity is gone. */

@@ -1,32 +1,27 @@
-import { type Kysely, type Transaction, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema/index.ts';
+import { jobIdProblem, type OutboxJob } from './jobs.ts';
 import type { QueueName, QueueSet } from './queues.ts';
 
-export interface OutboxMessage {
-  queue: QueueName;
-  name: string;
-  payload: Record<string, unknown>;
-  /**
-   * Deterministic BullMQ job id: the same logical work always gets the same id, so a row relayed
-   * twice (a relay crash between add and mark) makes one job. No ':' (BullMQ forbids it).
-   */
-  jobId: string;
-}
-
-/** Stores a job in the caller's transaction: it exists exactly when the data it follows exists. */
+/**
+ * Stores jobs (built with `job()` of jobs.ts) in the caller's transaction: they exist exactly when
+ * the data they follow exists.
+ */
 export async function enqueueInTransaction(
   trx: Transaction<Database> | Kysely<Database>,
-  messages: OutboxMessage | OutboxMessage[],
+  jobs: OutboxJob | OutboxJob[],
 ): Promise<void> {
-  const list = Array.isArray(messages) ? messages : [messages];
+  const list = Array.isArray(jobs) ? jobs : [jobs];
   if (list.length === 0) return;
-  for (const m of list) {
-    if (m.jobId.includes(':') || /^\d+$/.test(m.jobId)) throw new Error(`invalid job id "${m.jobId}"`);
+  // Checked at the write: BullMQ would refuse the row and the relay would retry its batch forever.
+  for (const j of list) {
+    const problem = jobIdProblem(j.jobId);
+    if (problem) throw new Error(`invalid job id "${j.jobId}" for ${j.queue}/${j.name}: ${problem}`);
   }
   await trx
     .insertInto('outbox')
     .values(
-      list.map((m) => ({ queue: m.queue, job_name: m.name, job_id: m.jobId, payload: JSON.stringify(m.payload) })),
+      list.map((j) => ({ queue: j.queue, job_name: j.name, job_id: j.jobId, payload: JSON.stringify(j.payload) })),
     )
     .execute();
 }

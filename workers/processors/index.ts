@@ -1,11 +1,10 @@
-import type { QueueName } from '../../shared/config.ts';
-import type { Processor } from '../processor.ts';
+import type { Processors } from '../processor.ts';
 import { thumbnailsProcessor } from './thumbnails.ts';
 
 /**
- * The processor of each queue this build implements. A queue of the plan (config QUEUE_NAMES)
- * without an entry here is not run; naming it in WORKER_QUEUES explicitly is a start error.
+ * The processor of each queue that has jobs (shared/queue/jobs.ts). The type requires one per
+ * queue and a handler per job name; the worker checks it again at start (see checkProcessors).
  */
-export const PROCESSORS: Partial<Record<QueueName, Processor>> = {
+export const PROCESSORS: Processors = {
   thumbnails: thumbnailsProcessor,
 };

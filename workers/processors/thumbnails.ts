@@ -1,28 +1,24 @@
 import { readFile } from 'node:fs/promises';
-import type { Job } from 'bullmq';
 import { resolveStoragePath, writeStorageFile } from '../../shared/media/storage.ts';
 import { renderThumbnail, thumbnailPathFor } from '../../shared/media/thumbnail.ts';
-import {
-  THUMBNAIL_JOB,
-  type ThumbnailJobPayload,
-  currentActivityImage,
-  setActivityThumbnail,
-} from '../../shared/places/images.ts';
-import type { WorkerDeps } from '../processor.ts';
+import { currentActivityImage, setActivityThumbnail } from '../../shared/places/images.ts';
+import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
 
 export type ThumbnailOutcome =
   | { status: 'done'; thumbnailPath: string; width: number; height: number; bytes: number }
   | { status: 'skipped'; reason: string };
 
 /**
- * Renders the thumbnail of an activity picture (queue `thumbnails`). Idempotent: the thumbnail
+ * Renders the thumbnail of an activity picture (job `activity-thumbnail`). Idempotent: the thumbnail
  * path derives from the original's path and the render is deterministic, so a second run writes
  * the same bytes to the same file and sets the same column. If the activity is gone or shows
  * another picture since, the job is skipped (a newer upload queued its own job).
  */
-export async function thumbnailsProcessor(job: Job, { config, db, logger }: WorkerDeps): Promise<ThumbnailOutcome> {
-  if (job.name !== THUMBNAIL_JOB) throw new Error(`unknown job "${job.name}" on queue thumbnails`);
-  const { activityId, imagePath } = job.data as ThumbnailJobPayload;
+export async function renderActivityThumbnail(
+  job: TypedJob<'thumbnails', 'activity-thumbnail'>,
+  { config, db, logger }: WorkerDeps,
+): Promise<ThumbnailOutcome> {
+  const { activityId, imagePath } = job.data;
   const current = await currentActivityImage(db, activityId);
   if (!current) return { status: 'skipped', reason: 'activity deleted' };
   if (current.image_path !== imagePath) return { status: 'skipped', reason: 'activity picture replaced' };
@@ -44,3 +40,8 @@ export async function thumbnailsProcessor(job: Job, { config, db, logger }: Work
     bytes: thumbnail.data.length,
   };
 }
+
+/** Queue `thumbnails`. */
+export const thumbnailsProcessor: QueueProcessor<'thumbnails'> = {
+  'activity-thumbnail': renderActivityThumbnail,
+};

@@ -1,0 +1,87 @@
+import type { QueueName } from './queues.ts';
+
+/** What survives the trip through the outbox (jsonb) and BullMQ (JSON) unchanged: no Date, no Map. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** Renders the thumbnail of an activity picture (queue `thumbnails`). */
+export type ThumbnailJobPayload = {
+  activityId: number;
+  /** The original the thumbnail is made from; the job is skipped if the activity moved on. */
+  imagePath: string;
+};
+
+/**
+ * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
+ * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
+ */
+type Checked<
+  M extends { [Q in QueueName]?: { [name: string]: { [key: string]: Json } } } & {
+    [K in Exclude<keyof M, QueueName>]: never;
+  },
+> = M;
+
+/**
+ * Every job of this build: queue → job name → payload. Producers (the outbox writer) and the
+ * workers' handlers are both typed from it, so a payload cannot drift between them.
+ *
+ * A queue of the plan (config QUEUE_NAMES) is listed here only once its issue adds jobs: nothing
+ * can be enqueued to an unlisted queue, and WORKER_QUEUES=all runs every queue listed here.
+ */
+export type JobPayloads = Checked<{
+  thumbnails: { 'activity-thumbnail': ThumbnailJobPayload };
+}>;
+
+export type JobQueue = keyof JobPayloads;
+export type JobName<Q extends JobQueue> = keyof JobPayloads[Q] & string;
+export type JobPayload<Q extends JobQueue, N extends JobName<Q>> = JobPayloads[Q][N];
+
+/**
+ * The deterministic BullMQ job id of each job: the same logical work always gets the same id, so
+ * a row relayed twice (a relay crash between add and mark) makes one job.
+ */
+const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N>) => string } } = {
+  thumbnails: {
+    // One job per stored original (a new upload has a new path, hence its own job).
+    'activity-thumbnail': ({ imagePath }) => `thumb-${imagePath.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+  },
+};
+
+/** The queues that have jobs in this build, in map order. */
+export const JOB_QUEUES = Object.keys(JOB_IDS) as JobQueue[];
+
+export function hasJobs(queue: string): queue is JobQueue {
+  return Object.hasOwn(JOB_IDS, queue);
+}
+
+/** The job names of a queue, at run time (the worker checks it has a handler for each). */
+export function jobNames<Q extends JobQueue>(queue: Q): JobName<Q>[] {
+  return Object.keys(JOB_IDS[queue]) as JobName<Q>[];
+}
+
+/** Only `job()` makes one, so an outbox row's id always comes from the builder above. */
+type JobId = string & { readonly __jobId: true };
+
+/** A job ready for the outbox: one member per queue and job name, payload typed accordingly. */
+export type OutboxJob = {
+  [Q in JobQueue]: {
+    [N in JobName<Q>]: { queue: Q; name: N; payload: JobPayload<Q, N>; jobId: JobId };
+  }[JobName<Q>];
+}[JobQueue];
+
+/**
+ * BullMQ refuses ids containing ':' and all-digit ids (its generated ids are counters); an empty
+ * id would get a generated one, so the same work relayed twice would make two jobs.
+ */
+export function jobIdProblem(jobId: string): string | undefined {
+  if (jobId === '') return 'is empty';
+  if (jobId.includes(':')) return "contains ':'";
+  if (/^\d+$/.test(jobId)) return 'is all digits';
+  return undefined;
+}
+
+/** The job `name` of `queue` with its deterministic id, for `enqueueInTransaction`. */
+export function job<Q extends JobQueue, N extends JobName<Q>>(queue: Q, name: N, payload: JobPayload<Q, N>): OutboxJob {
+  const buildId = JOB_IDS[queue][name] as (payload: JobPayload<Q, N>) => string;
+  // Q and N pick one member of the union, but TypeScript cannot narrow a union by generics.
+  return { queue, name, payload, jobId: buildId(payload) as JobId } as OutboxJob;
+}
