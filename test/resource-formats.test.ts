@@ -150,7 +150,13 @@ function demoServices(): ServiceModule[] {
 const api = await startTestApi(null, { services: demoServices(), env: { SERVICES: 'all' } });
 test.after.always(api.close);
 
-const json = async (res: Response) => ({ status: res.status, type: res.headers.get('content-type') ?? '', body: await res.json() });
+// biome-ignore lint/suspicious/noExplicitAny: documents are checked member by member
+type Doc = any;
+const json = async (res: Response): Promise<{ status: number; type: string; body: Doc }> => ({
+  status: res.status,
+  type: res.headers.get('content-type') ?? '',
+  body: await res.json(),
+});
 
 test('JSON:API item: resource object with relationships (null when none), links, jsonapi member', async (t) => {
   const running = await json(await api.fetch('/jsonapi/sports/121'));
