@@ -50,7 +50,7 @@ const putBody = z.strictObject({
 /** Places: GeoJSON Features; reads are public (a token shows its owner's pending places), writes need one. */
 export function placesResource(router: ApiRouter, app: AppContext) {
   const { db, config } = app;
-  return new Resource(router, app, {
+  const places = new Resource(router, app, {
     path: '/places',
     itemPath: '/:place_id',
     itemParams: idParams,
@@ -120,32 +120,23 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       errors: { 403: 'Not the creator' },
       response: { schema: messageSchema, body: DELETED },
       handler: ({ params, principal }) => deletePlaceAs(db, callerOf(principal), params.place_id),
-    })
-    .action({
+    });
+  for (const [action, status] of [
+    ['approve', 'approved'],
+    ['reject', 'rejected'],
+  ] as const)
+    places.action({
       method: 'post',
-      path: '/approve',
-      summary: 'Moderation: approve a place (staff only)',
-      description: 'Sets the place status to approved; approved places appear in search. Any status may be changed again.',
+      path: `/${action}`,
+      summary: `Moderation: ${action} a place (staff only)`,
+      description: `Sets the place status to ${status}. ${action === 'approve' ? 'Approved places appear in search.' : 'Rejected places stay out of search; their creator still sees them.'} Any status may be changed again.`,
       errors: { 403: 'Not a staff account' },
       response: placeSchema,
       handler: async ({ params, principal, ctx }) => {
         const caller = callerOf(principal);
-        const uuid = await moderatePlace(db, caller, params.place_id, 'approved');
-        return placeFeature(db, config, uuid, caller, readLocaleOf(ctx));
-      },
-    })
-    .action({
-      method: 'post',
-      path: '/reject',
-      summary: 'Moderation: reject a place (staff only)',
-      description:
-        'Sets the place status to rejected; rejected places stay out of search, their creator still sees them. Any status may be changed again.',
-      errors: { 403: 'Not a staff account' },
-      response: placeSchema,
-      handler: async ({ params, principal, ctx }) => {
-        const caller = callerOf(principal);
-        const uuid = await moderatePlace(db, caller, params.place_id, 'rejected');
+        const uuid = await moderatePlace(db, caller, params.place_id, status);
         return placeFeature(db, config, uuid, caller, readLocaleOf(ctx));
       },
     });
+  return places;
 }
