@@ -168,7 +168,13 @@ test('paging: limit, page, links.next, count; default limit 20', async (t) => {
   const p1 = await search(`${ORIGIN}&limit=2`);
   t.deepEqual(names(p1), ['Near', 'Mid']);
   t.is(p1.body.count, 2, 'count is the number of features in the response');
-  t.is(p1.body.links.next, `${api.config.PUBLIC_URL}/api/v1/places?origin=3.06%2C50.63&radius=100&limit=2&page=2`);
+  // The next page's number, and the cursor of this page's last place (keyset paging).
+  t.regex(
+    p1.body.links.next,
+    new RegExp(
+      `^${api.config.PUBLIC_URL}/api/v1/places\\?origin=3.06%2C50.63&radius=100&limit=2&page=2&after=[0-9a-f]{16}\\.\\d+$`,
+    ),
+  );
   const p2 = await api.fetch(new URL(p1.body.links.next).pathname + new URL(p1.body.links.next).search);
   const b2 = (await p2.json()) as { data: { features: { properties: { name: string } }[] }; links: { next: string } };
   t.deepEqual(
@@ -190,7 +196,7 @@ test('paging: limit, page, links.next, count; default limit 20', async (t) => {
     from generate_series(1, 25) g`.execute(api.database.db);
   const bulk = await search('origin=10,10&radius=10');
   t.is(bulk.body.count, 20);
-  t.regex(bulk.body.links.next, /page=2&limit=20$/);
+  t.regex(bulk.body.links.next, /page=2&limit=20&after=/);
   const bulk2 = await search('origin=10,10&radius=10&page=2');
   t.is(bulk2.body.count, 5);
   t.is(bulk2.body.links.next, null);
@@ -297,6 +303,11 @@ test('each search shape uses an index (EXPLAIN with seqscan off shows no Seq Sca
     'sw=3.05,50.6&ne=3.35,50.7',
     `${ORIGIN}&sports=121&tags=flat&min_distance=100`,
     `${ORIGIN}&created_at=desc`,
+    // Later pages: by offset, and by keyset cursor (links.next) in each order.
+    `${ORIGIN}&page=3`,
+    `${ORIGIN}&after=3fb999999999999a.12`,
+    `${ORIGIN}&sports=121&after=3fb999999999999a.12`,
+    `${ORIGIN}&created_at=desc&after=3fb999999999999a.12.1767225600123456`,
   ];
   for (const qs of shapes) {
     const params = parseSearchQuery(Object.fromEntries(new URLSearchParams(qs))).params;
@@ -332,6 +343,16 @@ test('compileSearchQuery: one SQL text and prepared-statement name per shape, va
   t.regex(one.sql, /place_geog <->/);
   t.notRegex(many.sql, /place_geog/);
   t.is(compile('origin=3.06,50.63&radius=5&sports=121&tags=flat').name, one.name);
+  // Proximity order keeps the KNN walk: no second key (PostgreSQL 15 would sort the whole area), ties kept.
+  t.regex(
+    a.sql,
+    /order by p\.geom::geography <-> st_setsrid\(st_makepoint\(\$\d+, \$\d+\), 4326\)::geography fetch first \$\d+ rows with ties/,
+  );
+  // Keyset pages: one more shape, whatever the cursor.
+  const k1 = compile('origin=3.06,50.63&radius=5&after=3fb999999999999a.12');
+  const k2 = compile('origin=-1.5,47.2&radius=12&page=4&after=0000000000000000.99');
+  t.is(k1.name, k2.name);
+  t.not(k1.name, a.name);
 });
 
 test('a geometry posted with elevations comes back as sent, inside a well-formed Feature', async (t) => {

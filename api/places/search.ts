@@ -35,7 +35,11 @@ const searchQuery = z.object({
   min_quality: int('0..2'),
   max_quality: int('0..2'),
   limit: int(`results per page, 1..${MAX_LIMIT}, default ${DEFAULT_LIMIT}`),
-  page: int('page number from 1'),
+  page: int('page number from 1 (with `after`, only numbers the page)'),
+  after: z
+    .string()
+    .optional()
+    .meta({ description: 'cursor of links.next: the page starts after that place (keyset paging); opaque' }),
   created_at: z.enum(['asc', 'desc']).optional().meta({ description: 'order by creation date (then proximity)' }),
   days: int('only places created within this many days'),
   partner: z.string().optional().meta({ description: 'partner slug' }),
@@ -69,6 +73,7 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
     description: [
       'A location is required: `sw`+`ne` or `origin`+`radius` (km), each at most 100 km; a search without one is a 422 naming `origin`.',
       `Results are approved places ordered by proximity to user_origin (else origin, else the box centre); lines and polygons match when they cross the area, their proximity is to their nearest point. Default limit ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}. "count" is the number of features in this response (as in the original service, where a full page shows count = limit); links.next is null on the last page.`,
+      'Places at the same distance are ordered by an internal id, so paging returns each match once. links.next carries `after`, a cursor that starts the next page after the last place of this one (pages stay consistent while places are added); `page` alone still works (page n = results (n-1)·limit+1 to n·limit).',
       'Every invalid parameter is a 422 whose errors name it (query.radius, query.ne...).',
     ].join('\n\n'),
     query: searchQuery,
@@ -95,19 +100,20 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
           values: query.parameters,
         })
       ).rows[0];
-      const more = (found?.found ?? 0) > params.limit;
       const count = Math.min(found?.found ?? 0, params.limit);
       const base = `${app.config.PUBLIC_URL}/api/v1/places`;
-      const url = (page: number) => {
+      // The next page starts after this page's last place (keyset); `page` keeps counting.
+      const url = (page: number, after: string) => {
         const qs = new URLSearchParams(ctx.querystring);
         qs.set('page', String(page));
         if (!qs.has('limit')) qs.set('limit', String(params.limit));
+        qs.set('after', after);
         return `${base}?${qs.toString()}`;
       };
       // The Features come serialized and joined by PostgreSQL: only the envelope is written here.
       const links = {
         self: ctx.querystring ? `${base}?${ctx.querystring}` : base,
-        next: more ? url(params.page + 1) : null,
+        next: found?.next_after ? url(params.page + 1, found.next_after) : null,
       };
       ctx.type = 'json';
       ctx.body = `{"links":${JSON.stringify(links)},"count":${count},"data":{"type":"FeatureCollection","features":[${found?.features ?? ''}]}}`;

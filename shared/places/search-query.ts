@@ -40,7 +40,22 @@ export interface SearchParams {
   partner?: string;
   featured?: boolean;
   limit: number;
+  /** Page number from 1: the offset when `after` is absent; with `after`, only the next link's number. */
   page: number;
+  /** Keyset paging: the page starts after this row of the search order (from links.next). */
+  after?: SearchKey;
+}
+
+/**
+ * A row's place in the search order, which is total: proximity (exact float8 metres), then the
+ * place id; `created_at` first when ordering by it. Carried by `after` (see parseCursor).
+ */
+export interface SearchKey {
+  proximityM: number;
+  /** places.id (bigint), as decimal digits. */
+  id: string;
+  /** created_at, ISO 8601 in UTC with microseconds: present exactly when the search orders by created_at. */
+  createdAt?: string;
 }
 
 type Raw = Record<string, string | string[] | undefined>;
@@ -181,6 +196,14 @@ export function parseSearchQuery(raw: Raw): { params?: SearchParams; errors: Fie
     else if (l !== undefined) limit = l;
   }
   const page = has('page') ? int('page', 1, 1_000_000) : 1;
+  let after: SearchKey | undefined;
+  const cursor = get('after');
+  if (cursor !== undefined) {
+    after = parseCursor(cursor);
+    if (!after) err('after', 'after must be the cursor of a links.next URL of this search');
+    else if ((after.createdAt !== undefined) !== (createdAt !== undefined))
+      err('after', 'after comes from a search with another order (created_at): follow links.next of this search');
+  }
 
   if (errors.length || !area) return { errors };
   const reference: LngLat =
@@ -200,7 +223,39 @@ export function parseSearchQuery(raw: Raw): { params?: SearchParams; errors: Fie
       ...(featured !== undefined ? { featured } : {}),
       limit,
       page: page ?? 1,
+      ...(after ? { after } : {}),
     },
     errors,
   };
+}
+
+/**
+ * The cursor of `after`, as the search SQL writes it for the last row of a page (search-sql.ts,
+ * `next_after`): `<proximity>.<id>` or `<proximity>.<id>.<created_at>`, where proximity is the
+ * float8 distance in metres as the 16 hex digits of its IEEE 754 bits (exact: ties are compared
+ * with `=`, so a decimal rendering that rounds would skip or repeat rows), id the place id and
+ * created_at in microseconds since 1970. Opaque to clients, who follow links.next.
+ */
+export function parseCursor(token: string): SearchKey | undefined {
+  const m = /^([0-9a-f]{16})\.(\d{1,19})(?:\.(-?\d{1,19}))?$/.exec(token);
+  if (!m) return undefined;
+  const [, hex, id, micros] = m as unknown as [string, string, string, string | undefined];
+  const proximityM = Buffer.from(hex, 'hex').readDoubleBE(0);
+  if (!Number.isFinite(proximityM) || proximityM < 0 || BigInt(id) > 9_223_372_036_854_775_807n) return undefined;
+  if (micros === undefined) return { proximityM, id };
+  const createdAt = isoMicros(BigInt(micros));
+  return createdAt ? { proximityM, id, createdAt } : undefined;
+}
+
+/** Microseconds since 1970 as an exact ISO 8601 UTC timestamp (Date alone keeps milliseconds). */
+function isoMicros(micros: bigint): string | undefined {
+  let ms = micros / 1000n;
+  let us = micros % 1000n;
+  if (us < 0n) {
+    us += 1000n;
+    ms -= 1n;
+  }
+  const date = new Date(Number(ms));
+  if (Number.isNaN(date.getTime()) || date.getUTCFullYear() < 1 || date.getUTCFullYear() > 9999) return undefined;
+  return date.toISOString().replace('Z', `${String(us).padStart(3, '0')}Z`);
 }

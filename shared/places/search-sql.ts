@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { LngLat, SearchArea, SearchParams } from './search-query.ts';
+import type { LngLat, SearchArea, SearchKey, SearchParams } from './search-query.ts';
 
 /**
  * The search SQL is written as text with numbered parameters (not through the Kysely builder):
@@ -80,14 +80,28 @@ const PLACE_COLUMNS =
  * - otherwise: a KNN walk of the approved places of the area (`places_geog_idx`); activity
  *   conditions, if any, are a correlated `(select true … limit 1)` probe per candidate (not
  *   EXISTS, which the planner turned into a hash of every matching activity of the country).
+ *
+ * Paging follows one total order, `(proximity_m, id)` or `(created_at, proximity_m, id)`, at
+ * every step (places at the same position, or polygons around the reference point, tie on
+ * proximity). Proximity order cannot name `id` here: in PostgreSQL 15 a second key turns the
+ * KNN index scan into a sort of the whole area. So the KNN walk stops at `fetch first n rows
+ * with ties`, which keeps every place tied with the last one, and the caller sorts those by
+ * `(proximity_m, id)` and skips the `skip` first ones (rows of earlier pages; 0 with `after`).
+ * created_at order is a sort (or an incremental sort on `places_created_at_idx`) anyway, so it
+ * takes the id as a last key and applies limit and offset itself.
+ * With `after` (keyset paging), only rows after that key in the same order are read: no offset,
+ * and pages stay consistent when places are added or approved between two requests.
  */
-function pageQuery(ps: Params, params: SearchParams, ref: string): string {
+function pageQuery(ps: Params, params: SearchParams, ref: string): { sql: string; skip?: string } {
   const sport = params.sports?.length === 1 ? params.sports[0] : undefined;
   let from: string;
   let distance: string;
+  let id: string;
   let where: string[];
   if (sport !== undefined) {
     distance = `a.place_geog <-> ${ref}`;
+    id = 'a.place_id'; // = p.id, but a condition on the activity alone is checked in its index scan
+
     from = 'place_activities as a inner join places as p on p.id = a.place_id';
     where = [
       'a.place_approved',
@@ -99,6 +113,7 @@ function pageQuery(ps: Params, params: SearchParams, ref: string): string {
     ];
   } else {
     distance = `p.geom::geography <-> ${ref}`;
+    id = 'p.id';
     from = 'places as p';
     where = [
       `p.status = 'approved'`,
@@ -113,12 +128,31 @@ function pageQuery(ps: Params, params: SearchParams, ref: string): string {
         `coalesce((select true from place_activities a where a.place_id = p.id and ${act.join(' and ')} limit 1), false)`,
       );
   }
-  // No tie-breaker after the distance: a second key would defeat the KNN index order.
-  const order = params.createdAt ? `p.created_at ${params.createdAt}, ${distance}` : distance;
-  return (
-    `select ${PLACE_COLUMNS}, ${distance} as proximity_m from ${from} where ${where.join(' and ')} ` +
-    `order by ${order} limit ${ps.add(params.limit + 1)} offset ${ps.add((params.page - 1) * params.limit)}`
-  );
+  const { after, createdAt, limit } = params;
+  const offset = after ? 0 : (params.page - 1) * limit;
+  // Rows after `after` in (proximity_m, id) order; the float8 is exact (see parseCursor). A row
+  // comparison computes the distance once per row (`d > x or (d = x and …)` did it twice).
+  const afterKey = (key: SearchKey) =>
+    `(${distance}, ${id}) > (${ps.add(key.proximityM)}::float8, ${ps.add(key.id)}::bigint)`;
+  const select = `select ${PLACE_COLUMNS}, ${distance} as proximity_m from ${from}`;
+  if (createdAt) {
+    if (after) {
+      // A bound on created_at that places_created_at_idx can use, then the exact key test.
+      const c = `${ps.add(after.createdAt)}::timestamptz`;
+      const cmp = createdAt === 'desc' ? '<' : '>';
+      where.push(`p.created_at ${cmp}= ${c}`, `(p.created_at ${cmp} ${c} or ${afterKey(after)})`);
+    }
+    return {
+      sql:
+        `${select} where ${where.join(' and ')} order by p.created_at ${createdAt}, ${distance}, ${id} ` +
+        `limit ${ps.add(limit + 1)}${after ? '' : ` offset ${ps.add(offset)}`}`,
+    };
+  }
+  if (after) where.push(afterKey(after));
+  return {
+    sql: `${select} where ${where.join(' and ')} order by ${distance} fetch first ${ps.add(offset + limit + 1)} rows with ties`,
+    ...(after ? {} : { skip: ps.add(offset) }),
+  };
 }
 
 /** The Feature of a page row `pg`, as the API returns it (same members, same order). */
@@ -139,13 +173,15 @@ const FEATURE = `json_build_object(
       from place_activities a where a.place_id = pg.id)))::text`;
 
 /**
- * The result of a search, one row: how many places the page query found (`limit + 1` means
- * there is a next page) and the Features of the first `limit` of them, in order, as JSON texts
- * joined by commas (null when none).
+ * The result of a search, one row: how many places the page query found from the page's start
+ * (more than `limit` means there is a next page), the Features of the first `limit` of them, in
+ * order, as JSON texts joined by commas (null when none), and when there is a next page, the
+ * cursor of the page's last row for `after` (see parseCursor).
  */
 export interface SearchRow {
   found: number;
   features: string | null;
+  next_after: string | null;
 }
 
 /**
@@ -162,10 +198,18 @@ export function compileSearchQuery(params: SearchParams): { sql: string; paramet
   const ref = `${point(ps, params.reference)}::geography`;
   const page = pageQuery(ps, params, ref);
   const order = params.createdAt ? `pg.created_at ${params.createdAt}, pg.proximity_m, pg.id` : 'pg.proximity_m, pg.id';
+  // The key of a row in that order, written as parseCursor reads it.
+  const cursor =
+    `encode(float8send(pg.proximity_m), 'hex') || '.' || pg.id` +
+    (params.createdAt ? ` || '.' || (extract(epoch from pg.created_at) * 1000000)::bigint` : '');
+  const limit = ps.add(params.limit);
+  const n = `row_number() over (order by ${order})${page.skip ? ` - ${page.skip}` : ''}`;
   const sql =
-    `select count(*)::int as found, string_agg(pg.feature, ',' order by pg.n) as features from (` +
-    `select case when pg.n <= ${ps.add(params.limit)} then ${FEATURE} end as feature, pg.n from (` +
-    `select pg.*, row_number() over (order by ${order}) as n from (${page}) as pg) as pg) as pg`;
+    `select count(*)::int as found, string_agg(pg.feature, ',' order by pg.n) as features, ` +
+    `case when count(*) > ${limit} then max(pg.after) end as next_after from (` +
+    `select case when pg.n <= ${limit} then ${FEATURE} end as feature, ` +
+    `case when pg.n = ${limit} then ${cursor} end as after, pg.n from (` +
+    `select pg.*, ${n} as n from (${page.sql}) as pg) as pg${page.skip ? ' where pg.n > 0' : ''}) as pg`;
   const name = statementName(sql);
   return { sql, parameters: ps.values, ...(name ? { name } : {}) };
 }
