@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { accountsService } from '../api/accounts/index.ts';
 import { createAccount } from '../shared/accounts/accounts.ts';
 import { hashSecret } from '../shared/accounts/secrets.ts';
-import { type TestApi, startTestApi } from './helpers/app.ts';
+import { startTestApi, type TestApi } from './helpers/app.ts';
 import { guardedTestService } from './helpers/tokens.ts';
 
 const run = promisify(execFile);
@@ -223,6 +223,35 @@ test('discovery and JWKS publish our asymmetric keys and endpoints', async (t) =
     t.is(k.d, undefined, 'no private parts');
   }
 });
+
+test('/openapi.json documents the tracking flow routes as they answer', async (t) => {
+  const { Validator } = await import('@seriousme/openapi-schema-validator');
+  const document = (await (await api.fetch('/openapi.json')).json()) as {
+    paths: Record<string, Record<string, OpenApiOperation>>;
+  };
+  t.true((await new Validator().validate(document)).valid);
+  const op = (path: string) => document.paths[path]?.get;
+  const required = (o: OpenApiOperation | undefined) =>
+    (o?.parameters ?? []).filter((p) => p.required).map((p) => p.name);
+  t.deepEqual(required(op('/oauth/authorize')), ['response_type', 'client_id', 'redirect_uri']);
+  t.truthy(op('/oauth/authorize')?.responses['302']);
+  t.deepEqual(required(op('/oauth/accessToken')), ['client_id', 'client_secret', 'redirect_uri', 'code', 'grant_type']);
+  // OAuth errors, not problem details.
+  const errorSchema = op('/oauth/accessToken')?.responses['400']?.content?.['application/json']?.schema;
+  t.deepEqual(errorSchema?.required, ['error']);
+  t.deepEqual(
+    op('/api/me')?.parameters?.map((p) => p.name),
+    ['access_token'],
+  );
+  const me = op('/api/me')?.responses['200']?.content?.['application/json']?.schema;
+  t.true(me?.required?.includes('requestKey'));
+  t.true(me?.required?.includes('ldid'));
+});
+
+interface OpenApiOperation {
+  parameters?: Array<{ name: string; required?: boolean }>;
+  responses: Record<string, { content?: Record<string, { schema?: { required?: string[] } }> }>;
+}
 
 /** A tiny cookie jar for driving the HTML forms with fetch. */
 function jar() {

@@ -1,20 +1,24 @@
-import Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type Router from '@koa/router';
 import type { Provider } from 'oidc-provider';
 import { findAccountById, trackingMe } from '../../shared/accounts/accounts.ts';
 import { signAccessToken } from '../../shared/auth/access-token.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
 import type { AppContext } from '../context.ts';
 import { bearerToken } from '../http/auth.ts';
-import { badRequest, unauthorized } from '../http/errors.ts';
+import { unauthorized } from '../http/errors.ts';
+import { ApiRouter } from '../http/route.ts';
 import { OIDC_SCOPES, providerMiddleware } from './provider.ts';
+import {
+  accessTokenQuery,
+  accessTokenResponse,
+  authorizeQuery,
+  meQuery,
+  meResponse,
+  oauthError,
+} from './tracking-schemas.ts';
 
-/** The `stack` claim of requestKey: which deployment issued it (the tracking spec names the claim only). */
+/** Lifetime of requestKey: the tracking spec's 15-minute bearer. */
 export const REQUEST_KEY_TTL_S = 900;
-
-function one(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
 
 /**
  * The tracking spec's account-service flow: `/oauth/authorize` (code), `GET /oauth/accessToken`
@@ -22,84 +26,120 @@ function one(value: unknown): string | undefined {
  * `/token` so codes, clients and tokens are the same everywhere.
  */
 export function trackingRouter(app: AppContext, provider: Provider): Router {
-  const router = new Router();
+  const r = new ApiRouter({ prefix: '', errorFormat: 'problem', registry: app.registry, tag: 'accounts' });
   const toProvider = providerMiddleware(provider);
 
-  router.get('/oauth/authorize', (ctx) => {
-    const params = new URLSearchParams(ctx.querystring);
-    if (!params.get('scope')) params.set('scope', OIDC_SCOPES.join(' '));
-    ctx.status = 302;
-    ctx.redirect(`/authorize?${params}`);
+  r.add({
+    method: 'get',
+    path: '/oauth/authorize',
+    summary: 'Log a user in (tracking spec): authorization code flow',
+    description:
+      'Redirects to `/authorize` with the same parameters (any other OpenID Connect parameter passes through). After signing in, the user comes back to `redirect_uri` with `?code=`. Errors in the parameters are shown to the user on an HTML page.',
+    query: authorizeQuery,
+    responses: { 302: { description: 'To /authorize, then the sign-in page' } },
+    handler: (ctx) => {
+      const params = new URLSearchParams(ctx.querystring);
+      if (!params.get('scope')) params.set('scope', OIDC_SCOPES.join(' '));
+      ctx.status = 302;
+      ctx.redirect(`/authorize?${params}`);
+    },
   });
 
-  /** Exchanges a code; the spec sends every parameter in the query of a GET. */
-  const accessToken: Middleware = async (ctx: Context, next) => {
-    ctx.set('Cache-Control', 'no-store');
-    const q = ctx.query;
-    const clientId = one(q.client_id);
-    const clientSecret = one(q.client_secret);
-    if (!clientId || !clientSecret) {
-      ctx.status = 401;
-      ctx.body = { error: 'invalid_client', error_description: 'client_id and client_secret are required' };
-      return;
-    }
-    // Replay the request as the standard token request (client_secret_basic, form body).
-    const form: Record<string, string> = {};
-    for (const name of ['grant_type', 'code', 'redirect_uri'])
-      if (one(q[name]) !== undefined) form[name] = one(q[name]) as string;
-    const req = ctx.req;
-    req.headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')}`;
-    req.headers['content-type'] = 'application/x-www-form-urlencoded';
-    const encoded = Buffer.from(new URLSearchParams(form).toString());
-    req.headers['content-length'] = String(encoded.length);
-    delete req.headers['transfer-encoding'];
-    // A GET has an empty, unread body stream: put the form in front so oidc-provider reads it.
-    req.unshift(encoded);
-    const original = { method: ctx.method, url: ctx.url };
-    ctx.method = 'POST';
-    ctx.path = '/token';
-    ctx.querystring = '';
-    try {
-      await toProvider(ctx, next);
-    } finally {
-      ctx.method = original.method;
-      ctx.url = original.url;
-    }
-    const body = ctx.body as { access_token?: string } | undefined;
-    if (ctx.status === 200 && body?.access_token) ctx.body = { access_token: body.access_token };
-  };
-  router.get('/oauth/accessToken', accessToken);
-
-  router.get('/api/me', async (ctx) => {
-    ctx.state.errorFormat = 'problem';
-    const queryToken = ctx.query.access_token;
-    if (Array.isArray(queryToken)) throw badRequest('Send access_token once');
-    const token = queryToken ?? bearerToken(ctx.get('authorization'));
-    if (!token) throw unauthorized('An access_token query parameter (or an Authorization: Bearer header) is required');
-    const principal = await app.verifier.verify(token);
-    const account = await findAccountById(app.db, principal.accountId);
-    if (!account) throw unauthorized('The access token does not match an account');
-    const [key] = await ensureSigningKeys(app.db);
-    if (!key) throw new Error('no signing key');
-    const requestKey = await signAccessToken(
-      key,
-      {
-        sub: account.id,
-        roles: account.roles,
-        ldid: account.ldid,
-        stack: app.config.ACCOUNTS_STACK,
-        firstname: account.first_name,
-        lastname: account.last_name,
-        email: account.email,
-        gender: account.gender,
-        birthdate: account.birth_date,
-        country: account.country,
+  r.add({
+    method: 'get',
+    path: '/oauth/accessToken',
+    summary: 'Exchange an authorization code for an access token (tracking spec)',
+    description:
+      'The standard token request (`POST /token`) sent as a GET with every parameter in the query, as the tracking spec does. Errors are OAuth 2.0 error responses (RFC 6749 §5.2), not problem details. A code works once: presented again, it is refused and the grant it came from is revoked.',
+    query: accessTokenQuery,
+    responses: {
+      200: { description: 'The access token', schema: accessTokenResponse },
+      400: {
+        description:
+          '`invalid_grant` (unknown, expired or used code, wrong redirect_uri), `invalid_request`, `unsupported_grant_type`',
+        schema: oauthError,
       },
-      { issuer: app.config.issuer, audience: app.config.AUTH_AUDIENCE, ttlSeconds: REQUEST_KEY_TTL_S },
-    );
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = { ...trackingMe(account), requestKey };
+      401: { description: '`invalid_client`: client_id or client_secret missing or wrong', schema: oauthError },
+    },
+    handler: async (ctx, { query }) => {
+      ctx.set('Cache-Control', 'no-store');
+      if (!query.client_id || !query.client_secret) {
+        ctx.status = 401;
+        ctx.body = { error: 'invalid_client', error_description: 'client_id and client_secret are required' };
+        return;
+      }
+      // Replay the request as the standard token request (client_secret_basic, form body).
+      const form: Record<string, string> = {};
+      for (const name of ['grant_type', 'code', 'redirect_uri'] as const) {
+        const value = query[name];
+        if (value !== undefined) form[name] = value;
+      }
+      const credentials = `${encodeURIComponent(query.client_id)}:${encodeURIComponent(query.client_secret)}`;
+      const req = ctx.req;
+      req.headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
+      req.headers['content-type'] = 'application/x-www-form-urlencoded';
+      const encoded = Buffer.from(new URLSearchParams(form).toString());
+      req.headers['content-length'] = String(encoded.length);
+      delete req.headers['transfer-encoding'];
+      // A GET has an empty, unread body stream: put the form in front so oidc-provider reads it.
+      req.unshift(encoded);
+      const original = { method: ctx.method, url: ctx.url };
+      ctx.method = 'POST';
+      ctx.path = '/token';
+      ctx.querystring = '';
+      try {
+        await toProvider(ctx, async () => {});
+      } finally {
+        ctx.method = original.method;
+        ctx.url = original.url;
+      }
+      const body = ctx.body as { access_token?: string } | undefined;
+      if (ctx.status === 200 && body?.access_token) ctx.body = { access_token: body.access_token };
+    },
   });
 
-  return router;
+  r.add({
+    method: 'get',
+    path: '/api/me',
+    summary: 'The signed-in user and their tracking bearer (tracking spec)',
+    description:
+      'Send the access token from `/oauth/accessToken` (or any of our access tokens) as the `access_token` query parameter or as `Authorization: Bearer`. `requestKey` is the JWT the tracking service expects as bearer.',
+    query: meQuery,
+    queryErrorStatus: 400,
+    responses: {
+      200: { description: 'The account and its requestKey', schema: meResponse },
+      400: { description: 'access_token sent more than once' },
+      401: { description: 'No token, or an invalid or expired one' },
+    },
+    handler: async (ctx, { query }) => {
+      const token = query.access_token ?? bearerToken(ctx.get('authorization'));
+      if (!token)
+        throw unauthorized('An access_token query parameter (or an Authorization: Bearer header) is required');
+      const principal = await app.verifier.verify(token);
+      const account = await findAccountById(app.db, principal.accountId);
+      if (!account) throw unauthorized('The access token does not match an account');
+      const [key] = await ensureSigningKeys(app.db);
+      if (!key) throw new Error('no signing key');
+      const requestKey = await signAccessToken(
+        key,
+        {
+          sub: account.id,
+          roles: account.roles,
+          ldid: account.ldid,
+          stack: app.config.ACCOUNTS_STACK,
+          firstname: account.first_name,
+          lastname: account.last_name,
+          email: account.email,
+          gender: account.gender,
+          birthdate: account.birth_date,
+          country: account.country,
+        },
+        { issuer: app.config.issuer, audience: app.config.AUTH_AUDIENCE, ttlSeconds: REQUEST_KEY_TTL_S },
+      );
+      ctx.set('Cache-Control', 'no-store');
+      return { ...trackingMe(account), requestKey };
+    },
+  });
+
+  return r.router;
 }
