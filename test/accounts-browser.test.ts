@@ -4,8 +4,8 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { Page } from 'playwright-core';
 import { accountsService } from '../api/accounts/index.ts';
 import { type Account, createAccount } from '../shared/accounts/accounts.ts';
-import { type TestApi, startTestApi } from './helpers/app.ts';
-import { type CallbackServer, type TestBrowser, launchBrowser, startCallbackServer } from './helpers/browser.ts';
+import { startTestApi, type TestApi } from './helpers/app.ts';
+import { type CallbackServer, launchBrowser, startCallbackServer, type TestBrowser } from './helpers/browser.ts';
 import { guardedTestService } from './helpers/tokens.ts';
 
 // Both login flows of the specs, end to end in Debian's headless Chromium.

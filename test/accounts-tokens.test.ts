@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import test from 'ava';
-import { type JWK, SignJWT, exportJWK, exportSPKI, generateKeyPair, importJWK } from 'jose';
+import { exportJWK, exportSPKI, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { accountsService } from '../api/accounts/index.ts';
 import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
-import { type TestApi, startTestApi } from './helpers/app.ts';
+import { startTestApi, type TestApi } from './helpers/app.ts';
 import { guardedTestService } from './helpers/tokens.ts';
 
 // Every forged, stale or misdirected token is refused with 401 by the shared verifier.

@@ -2,8 +2,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../../shared/accounts/api-keys.ts';
 import {
-  type ClientRecord,
   authenticateClient,
+  type ClientRecord,
   redirectUriProblem,
   registerClient,
 } from '../../shared/accounts/clients.ts';

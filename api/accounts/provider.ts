@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { type Configuration, Provider, errors } from 'oidc-provider';
+import { type Configuration, errors, Provider } from 'oidc-provider';
 import { findAccountById, oidcClaims } from '../../shared/accounts/accounts.ts';
 import { secretMatches } from '../../shared/accounts/secrets.ts';
 import { postgresAdapterFactory } from '../../shared/auth/oidc-adapter.ts';
@@ -44,7 +44,9 @@ export const PROVIDER_ROUTES = {
 export async function createProvider(db: Db, config: Config, logger?: Logger): Promise<Provider> {
   const cookieKeys = config.COOKIE_KEYS.split(',').map((k) => k.trim());
   if (config.NODE_ENV === 'production' && cookieKeys.includes(envSchema.shape.COOKIE_KEYS.parse(undefined)))
-    throw new ConfigError('Invalid configuration:\n  COOKIE_KEYS: set your own secret(s) in production (the default is public)');
+    throw new ConfigError(
+      'Invalid configuration:\n  COOKIE_KEYS: set your own secret(s) in production (the default is public)',
+    );
   const keys = await ensureSigningKeys(db);
   const configuration: Configuration = {
     adapter: postgresAdapterFactory(db),

@@ -1,4 +1,4 @@
-import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, type ScryptOptions, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 
 /** scrypt parameters: N=2^15, r=8, p=1 (32 MiB, ~50-100 ms); stored with each hash so they can be raised. */
 const DEFAULTS = { N: 2 ** 15, r: 8, p: 1 };

@@ -1,4 +1,4 @@
-import { SignJWT, importJWK } from 'jose';
+import { importJWK, SignJWT } from 'jose';
 import type { Role } from '../db/schema/accounts.ts';
 import type { SigningKey } from './signing-keys.ts';
 

@@ -1,4 +1,4 @@
-import { type JWK, exportJWK, generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 
