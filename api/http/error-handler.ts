@@ -1,8 +1,21 @@
 import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { DomainError } from '../../shared/errors.ts';
 import { errorFormatForPath, renderError } from './error-format.ts';
-import { HttpError, badRequest, notFound, payloadTooLarge, unsupportedMediaType } from './errors.ts';
+import {
+  badRequest,
+  conflict,
+  forbidden,
+  HttpError,
+  notFound,
+  payloadTooLarge,
+  serviceUnavailable,
+  unauthorized,
+  unprocessable,
+  unsupportedMediaType,
+} from './errors.ts';
+import { RETRY_AFTER_SECONDS, unavailableDependency } from './unavailable.ts';
 
 /** Errors thrown by body parsers and other libraries carry `status` (http-errors style). */
 function fromLibraryError(err: unknown): HttpError | undefined {
@@ -12,6 +25,11 @@ function fromLibraryError(err: unknown): HttpError | undefined {
   const status = e.status ?? e.statusCode;
   if (status === 413 || e.type === 'entity.too.large')
     return payloadTooLarge('The request body is larger than the limit');
+  // co-body (under the JSON parser) refuses `__proto__` members (prototype poisoning) with a bare 400.
+  if (status === 400 && /forbidden prototype property/.test(e.message ?? ''))
+    return badRequest('The request body has a member named __proto__', [
+      { path: 'body', message: 'must not have a member named __proto__' },
+    ]);
   if (e.type === 'entity.parse.failed' || (status === 400 && /json/i.test(e.message ?? '')))
     return badRequest('The request body is not valid JSON');
   if (status === 415) return unsupportedMediaType(e.message ?? 'Unsupported content type');
@@ -20,17 +38,49 @@ function fromLibraryError(err: unknown): HttpError | undefined {
   return undefined;
 }
 
-/** The one error renderer, first in the chain: every service answers in its own format. */
+/** The use cases' errors (shared/errors.ts), in HTTP terms. */
+export function fromDomainError(err: DomainError): HttpError {
+  switch (err.kind) {
+    case 'invalid':
+      return unprocessable(err.errors, err.message);
+    case 'not_found':
+      return notFound(err.message);
+    case 'forbidden':
+      return forbidden(err.message);
+    case 'conflict':
+      return conflict(err.message, err.errors);
+    case 'unauthorized':
+      return unauthorized(err.message);
+    default: {
+      const unknownKind: never = err.kind;
+      throw new Error(`unmapped domain error kind ${String(unknownKind)}`);
+    }
+  }
+}
+
+/**
+ * The one error renderer, first in the chain: every service answers in its own format.
+ * A dependency that is down (PostgreSQL, Redis) is a 503 with Retry-After, logged at warn
+ * without a stack (an outage would otherwise print one per request); anything else unknown
+ * is a 500 without details.
+ */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw notFound(`No route for ${ctx.method} ${ctx.path}`);
     } catch (err) {
-      let error = fromLibraryError(err);
+      const log = ctx.state.log ?? logger;
+      let error = err instanceof DomainError ? fromDomainError(err) : fromLibraryError(err);
       if (!error) {
-        (ctx.state.log ?? logger).error({ err }, 'unhandled error');
-        error = new HttpError(500, 'Internal Server Error', 'An unexpected error occurred');
+        const unavailable = unavailableDependency(err);
+        if (unavailable) {
+          log.warn(unavailable, 'dependency unavailable: answering 503');
+          error = serviceUnavailable(RETRY_AFTER_SECONDS);
+        } else {
+          log.error({ err }, 'unhandled error');
+          error = new HttpError(500, 'Internal Server Error', 'An unexpected error occurred');
+        }
       }
       const format = ctx.state.errorFormat ?? errorFormatForPath(ctx.path);
       const rendered = renderError(format, error, ctx.path);

@@ -1,8 +1,7 @@
+import type { FieldError } from '../../shared/errors.ts';
+
 /** One problem in a request: where (`body.geometry.coordinates`, `query.radius`) and what. */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+export type { FieldError };
 
 /**
  * Every error a client is meant to see. One middleware (error-handler.ts) renders it in the
@@ -44,3 +43,8 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'Too Many Requests', `Rate limit exceeded; retry in ${retryAfterSeconds} s`, [], {
     'Retry-After': String(retryAfterSeconds),
   });
+/** A dependency (PostgreSQL, Redis) is down: the client may send the same request again later. */
+export const serviceUnavailable = (retryAfterSeconds: number) => {
+  const detail = `The service is temporarily unavailable; retry in ${retryAfterSeconds} s`;
+  return new HttpError(503, 'Service Unavailable', detail, [], { 'Retry-After': String(retryAfterSeconds) });
+};
