@@ -6,6 +6,7 @@ import { jsonBody } from './http/body.ts';
 import { docsRouter } from './http/docs.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { healthRouter } from './http/health.ts';
+import { inputGuard } from './http/input-guard.ts';
 import { createMetrics } from './http/metrics.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
@@ -72,6 +73,8 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     );
   }
   app.use(jsonBody(config.bodyLimitBytes));
+  // Text no field may hold (U+0000, unpaired surrogates) is refused here, for every service.
+  app.use(inputGuard({ bodyLimitBytes: config.bodyLimitBytes }));
 
   for (const service of options.services ?? SERVICES) {
     if (!config.SERVICES.includes(service.name)) continue;

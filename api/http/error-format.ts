@@ -36,16 +36,20 @@ export function renderError(format: ErrorFormat, error: HttpError, instance: str
   }
 }
 
-/** JSON:API error objects; a field error points at its member with a JSON pointer. */
+/**
+ * JSON:API error objects: a body field is named by a JSON pointer, a query parameter by
+ * `parameter`; the request path and path parameters have no `source` member, so the detail names them.
+ */
 function jsonApi(error: HttpError) {
   const base = { status: String(error.status), title: error.title };
   if (error.errors.length === 0) return { errors: [{ ...base, detail: error.message }] };
   return {
-    errors: error.errors.map((e) => ({
-      ...base,
-      detail: e.message,
-      source: e.path.startsWith('query.') ? { parameter: e.path.slice(6) } : { pointer: pointer(e) },
-    })),
+    errors: error.errors.map((e) => {
+      if (e.path.startsWith('query.')) return { ...base, detail: e.message, source: { parameter: e.path.slice(6) } };
+      if (e.path === 'body' || e.path.startsWith('body.') || e.path.startsWith('body['))
+        return { ...base, detail: e.message, source: { pointer: pointer(e) } };
+      return { ...base, detail: `${e.path}: ${e.message}` };
+    }),
   };
 }
 
@@ -54,7 +58,8 @@ function pointer(e: FieldError): string {
     .replace(/^body\.?/, '')
     .split(/[.[\]]+/)
     .filter(Boolean);
-  return `/${parts.join('/')}`;
+  // RFC 6901: '' is the whole document; `~` and `/` in a member name are escaped.
+  return parts.map((p) => `/${p.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }
 
 /** API Platform's shapes: a ConstraintViolationList for 422, a hydra:Error otherwise. */
@@ -69,11 +74,13 @@ function hydra(error: HttpError) {
       violations: error.errors.map((e) => ({ propertyPath: stripLocation(e.path), message: e.message })),
     };
   }
+  // Other statuses have no violations member: the description names each field.
+  const fields = error.errors.map((e) => `${e.path}: ${e.message}`);
   return {
     '@context': '/v2/contexts/Error',
     '@type': 'hydra:Error',
     'hydra:title': 'An error occurred',
-    'hydra:description': description,
+    'hydra:description': [description, ...fields].join('\n'),
   };
 }
 
