@@ -11,8 +11,14 @@ import { createMetrics } from './http/metrics.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
 import { pendingOutboxCount } from '../shared/queue/outbox.ts';
-import type { ServiceModule } from './service-module.ts';
+import { type ServiceModule, serviceErrorFormats } from './service-module.ts';
+import type { Config } from '../shared/config.ts';
 import { SERVICES } from './services.ts';
+
+/** The services this process mounts: those of the build (or given) named in SERVICES. */
+export function mountedServices(config: Config, options: AppOptions = {}): ServiceModule[] {
+  return (options.services ?? SERVICES).filter((s) => config.SERVICES.includes(s.name));
+}
 
 export interface AppOptions {
   /** Service modules to choose from (all shipped ones by default); mounted if named in SERVICES. */
@@ -40,7 +46,8 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
 
   app.use(requestLog(ctx.logger));
   app.use(metrics.middleware);
-  app.use(errorHandler(ctx.logger));
+  const services = mountedServices(config, options);
+  app.use(errorHandler(ctx.logger, serviceErrorFormats(services)));
   app.use(
     helmet({
       // The API serves JSON; the only HTML is /docs and the login pages, which load local assets.
@@ -76,8 +83,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   // Text no field may hold (U+0000, unpaired surrogates) is refused here, for every service.
   app.use(inputGuard({ bodyLimitBytes: config.bodyLimitBytes }));
 
-  for (const service of options.services ?? SERVICES) {
-    if (!config.SERVICES.includes(service.name)) continue;
+  for (const service of services) {
     for (const router of await service.routers(ctx)) {
       app.use(router.routes());
       app.use(router.allowedMethods());

@@ -8,7 +8,9 @@ import { type Logger, createLogger } from '../shared/observability/logger.ts';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
-import { type AppOptions, createApp } from './app.ts';
+import { type AppOptions, createApp, mountedServices } from './app.ts';
+import { answerClientError } from './http/client-error.ts';
+import { serviceErrorFormats } from './service-module.ts';
 import type { AppContext } from './context.ts';
 import { TokenVerifier } from './http/auth.ts';
 import { OpenApiRegistry } from './http/openapi.ts';
@@ -50,6 +52,9 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
   // Track requests in flight per socket so shutdown can close idle keep-alive sockets at once.
   const active = new Map<Socket, number>();
   const server = app.listen(config.PORT, config.HOST);
+  // Requests Node's parser refuses (a URL over 16 KB...) get a body in the path's service format.
+  const errorFormatOf = serviceErrorFormats(mountedServices(config, options));
+  server.on('clientError', (error, socket) => answerClientError(error, socket, errorFormatOf));
   server.on('connection', (socket) => {
     active.set(socket, 0);
     socket.on('close', () => active.delete(socket));

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { ServiceName } from '../shared/config.ts';
 import type { AppContext } from './context.ts';
-import type { ErrorFormat } from './http/error-format.ts';
+import { type ErrorFormat, type ErrorFormatOf, errorFormatsByPrefix } from './http/error-format.ts';
 
 /** A service mounts one or more routers; each service folder exports one of these. */
 export interface ServiceModule {
@@ -11,4 +11,11 @@ export interface ServiceModule {
   /** Path prefixes the service answers under (`/api/v1/places`, `/v2`). */
   prefixes?: string[];
   routers: (ctx: AppContext) => Router[] | Promise<Router[]>;
+}
+
+/** The error dialect under each mounted service's prefixes. */
+export function serviceErrorFormats(services: readonly ServiceModule[]): ErrorFormatOf {
+  return errorFormatsByPrefix(
+    services.flatMap((s) => (s.prefixes ?? []).map((prefix) => ({ prefix, format: s.errorFormat ?? 'problem' }))),
+  );
 }

@@ -9,6 +9,8 @@ import { startTestApi } from './helpers/app.ts';
 function probeService(name: 'places' | 'catalogue' | 'tracking', prefix: string, format: 'problem' | 'jsonapi' | 'hydra'): ServiceModule {
   return {
     name,
+    errorFormat: format,
+    prefixes: prefix === '/sports' ? ['/sports', '/groups'] : [prefix],
     routers: (ctx) => {
       const api = new ApiRouter({ prefix, errorFormat: format, registry: ctx.registry, tag: name });
       api.add({

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import Router from '@koa/router';
 import test from 'ava';
 import { answerClientError, clientErrorResponse } from '../api/http/client-error.ts';
+import { errorFormatsByPrefix } from '../api/http/error-format.ts';
 import {
   formProblems,
   jsonProblems,
@@ -19,6 +20,8 @@ import { placeBody } from './helpers/places.ts';
 function echo(name: 'catalogue' | 'tracking', prefix: string): ServiceModule {
   return {
     name,
+    errorFormat: name === 'catalogue' ? 'jsonapi' : 'hydra',
+    prefixes: [prefix],
     routers: () => {
       const router = new Router({ prefix });
       router.post('/echo', (ctx) => {
@@ -222,6 +225,7 @@ test('clientErrorResponse: a request line over the limit is answered in the form
       code: 'HPE_HEADER_OVERFLOW',
       rawPacket: Buffer.from(`GET /v2/things?q=${'x'.repeat(100)} HTTP/1.1\r\n`),
     }),
+    errorFormatsByPrefix([{ prefix: '/v2', format: 'hydra' }]),
   );
   t.regex(raw, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
   t.regex(raw, /Content-Type: application\/ld\+json/);

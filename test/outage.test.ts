@@ -19,10 +19,11 @@ import { createTestAccount, mintToken } from './helpers/tokens.ts';
 function dbProbe(name: 'catalogue' | 'tracking', path: string, format: ErrorFormat): ServiceModule {
   return {
     name,
+    errorFormat: format,
+    prefixes: [path],
     routers: (app) => {
       const router = new Router();
       router.get(path, async (ctx) => {
-        ctx.state.errorFormat = format;
         await sql`select 1`.execute(app.db);
         ctx.body = { ok: true };
       });

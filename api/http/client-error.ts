@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { errorFormatForPath, renderError } from './error-format.ts';
+import { type ErrorFormatOf, renderError } from './error-format.ts';
 import { HttpError } from './errors.ts';
 
 /** What Node's HTTP parser reports when it refuses a request before any middleware runs. */
@@ -31,11 +31,11 @@ function parserErrorStatus(code: string | undefined): [number, string, string] {
  * syntax), in the error format of the path when the request line's start is in the packet,
  * else problem+json. Pure, for tests; `answerClientError` writes it.
  */
-export function clientErrorResponse(error: ParserError): string {
+export function clientErrorResponse(error: ParserError, errorFormatOf: ErrorFormatOf = () => 'problem'): string {
   const [status, title, detail] = parserErrorStatus(error.code);
   const start = error.rawPacket?.toString('latin1', 0, 2048) ?? '';
   const path = /^[A-Z]+ (\/[^\s?#]*)/.exec(start)?.[1] ?? '/';
-  const rendered = renderError(errorFormatForPath(path), new HttpError(status, title, detail), path.slice(0, 200));
+  const rendered = renderError(errorFormatOf(path), new HttpError(status, title, detail), path.slice(0, 200));
   const body = JSON.stringify(rendered.body);
   return [
     `HTTP/1.1 ${status} ${title}`,
@@ -51,12 +51,16 @@ export function clientErrorResponse(error: ParserError): string {
  * For `server.on('clientError', answerClientError)`: without it Node answers these with a
  * bare status line and no body, in no service's format.
  */
-export function answerClientError(error: ParserError, socket: Duplex): void {
+export function answerClientError(
+  error: ParserError,
+  socket: Duplex,
+  errorFormatOf: ErrorFormatOf = () => 'problem',
+): void {
   // As Node's default: never write into a response that has already started on this socket.
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
-  socket.end(clientErrorResponse(error));
+  socket.end(clientErrorResponse(error, errorFormatOf));
 }

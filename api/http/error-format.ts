@@ -1,6 +1,6 @@
 import type { FieldError, HttpError } from './errors.ts';
 
-/** The error dialects of our services (DESIGN.md, Conventions). */
+/** The error dialects of our services: RFC 9457 problem details, JSON:API errors, API Platform's Hydra. */
 export type ErrorFormat = 'problem' | 'jsonapi' | 'hydra';
 
 export interface RenderedError {
@@ -8,11 +8,18 @@ export interface RenderedError {
   body: unknown;
 }
 
-/** Which dialect a path speaks, so unknown routes and body-parser errors answer in it too. */
-export function errorFormatForPath(path: string): ErrorFormat {
-  if (path === '/v2' || path.startsWith('/v2/')) return 'hydra';
-  if (/^\/(sports|groups)(\/|$)/.test(path)) return 'jsonapi';
-  return 'problem';
+/** The dialect of the service mounted under a path; problem details where no service is. */
+export type ErrorFormatOf = (path: string) => ErrorFormat;
+
+/**
+ * Resolves a path to the dialect of the mounted service whose prefix is the longest match, so
+ * unknown routes, body-parser errors and refused requests answer in the service's own format.
+ */
+export function errorFormatsByPrefix(mounts: readonly { prefix: string; format: ErrorFormat }[]): ErrorFormatOf {
+  const sorted = [...mounts].sort((a, b) => b.prefix.length - a.prefix.length);
+  return (path) =>
+    sorted.find((m) => path === m.prefix || path.startsWith(m.prefix.endsWith('/') ? m.prefix : `${m.prefix}/`))
+      ?.format ?? 'problem';
 }
 
 export function renderError(format: ErrorFormat, error: HttpError, instance: string): RenderedError {

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { DomainError } from '../../shared/errors.ts';
-import { errorFormatForPath, renderError } from './error-format.ts';
+import { type ErrorFormatOf, renderError } from './error-format.ts';
 import {
   badRequest,
   conflict,
@@ -64,7 +64,7 @@ export function fromDomainError(err: DomainError): HttpError {
  * without a stack (an outage would otherwise print one per request); anything else unknown
  * is a 500 without details.
  */
-export function errorHandler(logger: Logger): Middleware {
+export function errorHandler(logger: Logger, errorFormatOf: ErrorFormatOf = () => 'problem'): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -82,7 +82,7 @@ export function errorHandler(logger: Logger): Middleware {
           error = new HttpError(500, 'Internal Server Error', 'An unexpected error occurred');
         }
       }
-      const format = ctx.state.errorFormat ?? errorFormatForPath(ctx.path);
+      const format = ctx.state.errorFormat ?? errorFormatOf(ctx.path);
       const rendered = renderError(format, error, ctx.path);
       ctx.status = error.status;
       ctx.set(error.headers);
