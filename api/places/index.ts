@@ -2,7 +2,6 @@ import type { ServiceModule } from '../service-module.ts';
 import { activitiesResource, placeTagsResource } from './activities.ts';
 import { placesRouter } from './common.ts';
 import { placesResource } from './places.ts';
-import { addSearchRoutes } from './search.ts';
 import { placeSportsResource } from './sports.ts';
 
 /** The places service, mounted at /api/v1 (see docs/places.md). */
@@ -12,7 +11,6 @@ export const placesService: ServiceModule = {
   prefixes: ['/api/v1/places', '/api/v1/sports'],
   routers: (app) => {
     const router = placesRouter(app);
-    addSearchRoutes(router, app);
     placesResource(router, app);
     activitiesResource(router, app);
     placeTagsResource(router, app);

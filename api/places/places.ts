@@ -12,6 +12,7 @@ import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { acceptLanguage, callerOf, DELETED, readLocaleOf, viewerOf } from './common.ts';
 import { activityBody, messageSchema, placeSchema } from './schemas.ts';
+import { searchOperation } from './search.ts';
 
 const idParams = z.object({ place_id: z.string().min(1).max(200) });
 const text = (max: number) => z.string().trim().max(max);
@@ -59,6 +60,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
     access: { read: 'optional', write: 'bearer' },
     notFound: 'No such place (or not visible)',
   })
+    .list(searchOperation(app))
     .action({
       method: 'get',
       on: 'collection',

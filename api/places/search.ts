@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { DEFAULT_LIMIT, MAX_EXTENT_KM, MAX_LIMIT, parseSearchQuery } from '../../shared/places/search-query.ts';
-import { compileSearchQuery, type SearchRow } from '../../shared/places/search-sql.ts';
+import { searchPlaces } from '../../shared/places/search-places.ts';
+import { DEFAULT_LIMIT, MAX_EXTENT_KM, MAX_LIMIT } from '../../shared/places/search-query.ts';
 import type { AppContext } from '../context.ts';
-import { unprocessable } from '../http/errors.ts';
-import type { ApiRouter } from '../http/route.ts';
-import { activitySchema, placeSchema, problem } from './schemas.ts';
+import { type Page, SerializedItems } from '../http/formats/format.ts';
+import { activitySchema, placeSchema } from './schemas.ts';
 
 const lngLat = (description: string) => z.string().optional().meta({ description, example: '3.06,50.63' });
 const int = (description: string) => z.string().optional().meta({ description });
@@ -65,11 +64,12 @@ const featureSchema = placeSchema.extend({
     }),
 });
 
-export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
-  router.add({
-    method: 'get',
-    path: '/places',
+/** GET /places: the search, the list operation of the places resource (see places.ts). */
+export function searchOperation(app: AppContext) {
+  return {
     summary: 'Search places by bounding box or radius',
+    // Search shows approved places only: no token is looked at (none is verified on the hot path).
+    access: 'public' as const,
     description: [
       'A location is required: `sw`+`ne` or `origin`+`radius` (km), each at most 100 km; a search without one is a 422 naming `origin`.',
       `Results are approved places ordered by proximity to user_origin (else origin, else the box centre); lines and polygons match when they cross the area, their proximity is to their nearest point. Default limit ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}. "count" is the number of features in this response (as in the original service, where a full page shows count = limit); links.next is null on the last page.`,
@@ -77,46 +77,16 @@ export function addSearchRoutes(router: ApiRouter, app: AppContext): void {
       'Every invalid parameter is a 422 whose errors name it (query.radius, query.ne...).',
     ].join('\n\n'),
     query: searchQuery,
-    responses: {
-      200: {
-        description: 'Search result envelope',
-        schema: z.object({
-          links: z.object({ self: z.string(), next: z.string().nullable() }),
-          count: z.number().int(),
-          data: z.object({ type: z.literal('FeatureCollection'), features: z.array(featureSchema) }),
-        }),
-      },
-      422: problem('Invalid search parameter (named in errors[].path)'),
-    },
-    handler: async (ctx) => {
-      const { params, errors } = parseSearchQuery(ctx.query);
-      if (!params) throw unprocessable(errors, 'Invalid search query');
-      // Straight through the pg pool as a prepared statement: no query builder on the hot path.
-      const query = compileSearchQuery(params);
-      const found = (
-        await app.pool.query<SearchRow>({
-          ...(query.name ? { name: query.name } : {}),
-          text: query.sql,
-          values: query.parameters,
-        })
-      ).rows[0];
-      const count = Math.min(found?.found ?? 0, params.limit);
-      const base = `${app.config.PUBLIC_URL}/api/v1/places`;
-      // The next page starts after this page's last place (keyset); `page` keeps counting.
-      const url = (page: number, after: string) => {
-        const qs = new URLSearchParams(ctx.querystring);
-        qs.set('page', String(page));
-        if (!qs.has('limit')) qs.set('limit', String(params.limit));
-        qs.set('after', after);
-        return `${base}?${qs.toString()}`;
+    item: featureSchema,
+    handler: async ({ ctx }: { ctx: { query: Record<string, string | string[] | undefined> } }): Promise<Page<never>> => {
+      const found = await searchPlaces(app.pool, ctx.query);
+      return {
+        // The Features come serialized and joined by PostgreSQL: only the envelope is written here.
+        items: new SerializedItems(found.featuresJson, found.count),
+        page: found.page,
+        limit: found.limit,
+        ...(found.nextAfter ? { next: { after: found.nextAfter } } : {}),
       };
-      // The Features come serialized and joined by PostgreSQL: only the envelope is written here.
-      const links = {
-        self: ctx.querystring ? `${base}?${ctx.querystring}` : base,
-        next: found?.next_after ? url(params.page + 1, found.next_after) : null,
-      };
-      ctx.type = 'json';
-      ctx.body = `{"links":${JSON.stringify(links)},"count":${count},"data":{"type":"FeatureCollection","features":[${found?.features ?? ''}]}}`;
     },
-  });
+  };
 }

@@ -26,6 +26,8 @@ export interface Page<T> {
   total?: number;
   /** When the total is not counted: whether a next page exists. */
   hasNext?: boolean;
+  /** Parameters the next link adds, e.g. a keyset cursor that starts the next page (implies one). */
+  next?: Record<string, string>;
   /** Query parameter of the page number in links (default `page`). */
   pageParam?: string;
   /** Compound members of the page (JSON:API `include=`). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type Page, type RequestView, type Serializer, SerializedItems } from './format.ts';
-import { hasNextPage, pageQuery, selfUrl } from './links.ts';
+import { hasNextPage, nextPageQuery, selfUrl } from './links.ts';
 
 /**
  * The places service's GeoJSON: an item is a Feature as the domain builds it; a list is the
@@ -14,7 +14,7 @@ export function geojsonSerializer(): Serializer {
     collection: (page: Page<unknown>, req: RequestView) => {
       const links = {
         self: selfUrl(req),
-        next: hasNextPage(page) ? `${req.baseUrl}${req.path}?${pageQuery(req, page.page + 1, page.limit)}` : null,
+        next: hasNextPage(page) ? `${req.baseUrl}${req.path}?${nextPageQuery(req, page)}` : null,
       };
       if (page.items instanceof SerializedItems)
         return `{"links":${JSON.stringify(links)},"count":${page.items.count},"data":{"type":"FeatureCollection","features":[${page.items.json}]}}`;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { HydraView, Page, RequestView, Serializer } from './format.ts';
 import { SerializedItems } from './format.ts';
-import { hasNextPage, lastPage, pageQuery, selfIri } from './links.ts';
+import { hasNextPage, lastPage, nextPageQuery, pageQuery, selfIri } from './links.ts';
 
 /** `/v2/contexts/Activity` for a view at `/v2/activities`: API Platform's context IRIs. */
 export function contextIri(view: HydraView<never>): string {
@@ -53,7 +53,7 @@ export function hydraSerializer(view: HydraView<never>, filters: readonly string
           'hydra:first': at(1),
           ...(last !== undefined ? { 'hydra:last': at(last) } : {}),
           ...(page.page > 1 ? { 'hydra:previous': at(page.page - 1) } : {}),
-          ...(hasNextPage(page) ? { 'hydra:next': at(page.page + 1) } : {}),
+          ...(hasNextPage(page) ? { 'hydra:next': `${req.path}?${nextPageQuery(req, page)}` } : {}),
         },
         ...(filters.length ? { 'hydra:search': searchTemplate(req, filters) } : {}),
       };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { JsonApiView, Page, Related, RequestView, ResourceIdentifier, Serializer } from './format.ts';
 import { SerializedItems } from './format.ts';
-import { hasNextPage, lastPage, pageQuery, selfUrl } from './links.ts';
+import { hasNextPage, lastPage, nextPageQuery, pageQuery, selfUrl } from './links.ts';
 
 const JSONAPI = { version: '1.1' } as const;
 
@@ -94,7 +94,7 @@ export function jsonApiSerializer(view: JsonApiView<never>): Serializer {
           self: selfUrl(req),
           first: at(1),
           prev: page.page > 1 ? at(page.page - 1) : null,
-          next: hasNextPage(page) ? at(page.page + 1) : null,
+          next: hasNextPage(page) ? `${req.baseUrl}${req.path}?${nextPageQuery(req, page)}` : null,
           ...(last !== undefined ? { last: at(last) } : {}),
         },
         ...(page.total !== undefined ? { meta: { total: page.total } } : {}),

@@ -11,11 +11,23 @@ export function selfIri(req: RequestView): string {
 }
 
 /** The request with another page number, every other parameter kept (and the limit made explicit). */
-export function pageQuery(req: RequestView, page: number, limit: number, pageParam = 'page'): string {
+export function pageQuery(
+  req: RequestView,
+  page: number,
+  limit: number,
+  pageParam = 'page',
+  extra: Record<string, string> = {},
+): string {
   const qs = new URLSearchParams(req.querystring);
   qs.set(pageParam, String(page));
   if (pageParam === 'page' && !qs.has('limit')) qs.set('limit', String(limit));
+  for (const [name, value] of Object.entries(extra)) qs.set(name, value);
   return qs.toString();
+}
+
+/** The next page's query: the page number plus the list's cursor when it gives one. */
+export function nextPageQuery(req: RequestView, page: Page<unknown>): string {
+  return pageQuery(req, page.page + 1, page.limit, page.pageParam, page.next);
 }
 
 /** The last page number, when the total is known (1 for an empty list). */
@@ -26,5 +38,5 @@ export function lastPage(page: Page<unknown>): number | undefined {
 /** Whether a page follows this one: from the total when counted, else from the list's own answer. */
 export function hasNextPage(page: Page<unknown>): boolean {
   const last = lastPage(page);
-  return last === undefined ? Boolean(page.hasNext) : page.page < last;
+  return last === undefined ? Boolean(page.hasNext || page.next) : page.page < last;
 }
