@@ -99,6 +99,15 @@ test('PostgreSQL down: 503 with Retry-After in each format, /ready says so; back
   t.is(hydra.headers.get('retry-after'), '5');
   t.regex(hydra.headers.get('content-type') ?? '', /^application\/ld\+json/);
   t.like(await hydra.json(), { '@type': 'hydra:Error' });
+  // The OpenID provider's own endpoints answer OAuth's error for it.
+  const tokenRes = await fetch(`${api.url}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=authorization_code&code=x&client_id=some-client&redirect_uri=https%3A%2F%2Fapp.example%2Fcb',
+  });
+  t.is(tokenRes.status, 503);
+  t.is(tokenRes.headers.get('retry-after'), '5');
+  t.like(await tokenRes.json(), { error: 'temporarily_unavailable' });
   const ready = await fetch(`${api.url}/ready`);
   t.is(ready.status, 503);
   t.like(await ready.json(), { checks: { postgres: 'down', redis: 'up' } });

@@ -10,6 +10,7 @@ import { type Config, ConfigError, envSchema } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { escapeHtml } from './html.ts';
+import { RETRY_AFTER_SECONDS, unavailableDependency } from '../http/unavailable.ts';
 
 /**
  * The resource indicator (RFC 8707) of our APIs. Access tokens issued for it are JWTs whose
@@ -125,7 +126,19 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
   const provider = new Provider(config.issuer, configuration);
   provider.proxy = config.TRUST_PROXY;
   // oidc-provider answers its own errors; server errors are logged here (never shown to users).
-  provider.on('server_error', (_ctx, err) => logger?.error({ err }, 'identity provider error'));
+  // A dependency that is down is OAuth's temporarily_unavailable, a 503 with Retry-After.
+  provider.on('server_error', (ctx, err) => {
+    const unavailable = unavailableDependency(err);
+    if (!unavailable) return logger?.error({ err }, 'identity provider error');
+    logger?.warn(unavailable, 'dependency unavailable: identity provider answers 503');
+    ctx.status = 503;
+    ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+    if (typeof ctx.body === 'object' && ctx.body !== null)
+      ctx.body = {
+        error: 'temporarily_unavailable',
+        error_description: 'A service the login needs is unavailable; retry shortly',
+      };
+  });
   // Client secrets are stored hashed (oauth_clients.secret_hash): compare hashes.
   provider.Client.prototype.compareClientSecret = function compareClientSecret(
     this: { clientSecret: string },

@@ -14,6 +14,7 @@ import type { Config } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
 import { unauthorized } from './errors.ts';
+import { unavailableDependency } from './unavailable.ts';
 
 /** Who is calling, after the token was verified and matched to an account. */
 export interface Principal {
@@ -66,6 +67,8 @@ export class TokenVerifier {
       return await this.#verifyPayload(token);
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired');
+      // The keys could not be read (PostgreSQL down): a 503, not a verdict on the token.
+      if (unavailableDependency(error)) throw error;
       throw unauthorized('The access token is invalid');
     }
   }

@@ -15,6 +15,7 @@ import {
   unprocessable,
   unsupportedMediaType,
 } from '../http/errors.ts';
+import { errorResponse } from '../http/error-schemas.ts';
 import { ApiRouter, type ResponseSpec } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
 import { mediaRouter } from './media.ts';
@@ -52,7 +53,6 @@ const activitySchema = z
   })
   .meta({ id: 'ActivityWithImage' });
 
-const problem = z.object({}).loose();
 
 /** What multer's memory storage gives for each file part (the fields we use). */
 interface UploadedFile {
@@ -158,15 +158,11 @@ export function picturesRouter(app: AppContext): ApiRouter {
     'null until then). Answers the activity with image.url.';
   const responses: Record<number, ResponseSpec> = {
     201: { description: 'The activity, with image.url', schema: activitySchema },
-    401: { description: 'No or invalid access token', schema: problem, contentType: 'application/problem+json' },
-    404: { description: 'Unknown place or activity', schema: problem, contentType: 'application/problem+json' },
-    413: { description: 'File over the size limit', schema: problem, contentType: 'application/problem+json' },
-    415: { description: 'Not a PNG, JPEG or BMP image', schema: problem, contentType: 'application/problem+json' },
-    422: {
-      description: 'No file, empty file, several files',
-      schema: problem,
-      contentType: 'application/problem+json',
-    },
+    401: errorResponse('problem', 'No or invalid access token'),
+    404: errorResponse('problem', 'Unknown place or activity'),
+    413: errorResponse('problem', 'File over the size limit'),
+    415: errorResponse('problem', 'Not a PNG, JPEG or BMP image'),
+    422: errorResponse('problem', 'No file, empty file, several files'),
   };
   const router = new ApiRouter({ prefix: '/v1', errorFormat: 'problem', registry: app.registry, tag: 'places' });
   router.add({

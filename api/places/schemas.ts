@@ -43,19 +43,6 @@ export const placeSchema = z.object({
 });
 
 export const messageSchema = z.object({ message: z.literal('Deleted') });
-export const problemSchema = z.object({
-  type: z.string(),
-  title: z.string(),
-  status: z.number(),
-  detail: z.string(),
-  errors: z.array(z.object({ path: z.string(), message: z.string() })),
-});
-
-export const problem = (description: string) => ({
-  description,
-  schema: problemSchema,
-  contentType: 'application/problem+json',
-});
 
 /** Activity body: sport_id, tags, photo_reference and filter values as top-level keys. */
 export const activityBody = z
