@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds the committed referential seed files in shared/referentials/ from the
-// team reference data (/work/shared/reference, see its README.md).
+// team reference data (a folder beside the repository, not part of it).
 //
 // Usage: node scripts/build-referentials.mjs [path-to-shared/reference]
 // Default reference path: ../shared/reference relative to the repo root.
@@ -248,7 +248,7 @@ const DATATYPE_NAME_FIX = { 206: 'Max Bike Trainer Resistance' };
 // A null unit is written "none", as the spec's main datatype table does.
 const NULL_UNIT = 'none';
 
-// Spec table "Main datatypes" (specs/tracking-service.md), flags column:
+// Spec table "Main datatypes" (the tracking spec), flags column:
 // [recordWay, cumulable]. "1 1" = recordWay 1 + cumulable; one number =
 // recordWay, cumulable false. Cross-checked against datatypes_top25 of
 // tracking-referentials-from-docs.json at build time.
@@ -287,7 +287,7 @@ const FORCED_DATATYPES = { 181: { unit: 'g', recordWay: 0, cumulable: false } };
 // CURATED: places tags and filters
 // ---------------------------------------------------------------------------
 
-// Level filters (integers 0..2) per specs/places-service.md.
+// Level filters (integers 0..2) per the places spec (docs/places.md).
 const LEVEL_FILTERS = ['cellphone_service', 'difficulty', 'quality'];
 
 // The places docs use their own sport ids (186 Diving, 175 ice hockey, ...).
@@ -319,7 +319,7 @@ const SURFACE_EXTRA_VALUES = [
 
 // Per-sport allowed tags and filters for the main sports. The public source has a
 // list for one sport only (diving); these are ours, chosen by what a player of the
-// sport asks about a place (specs/places-service.md tag and filter lists only).
+// sport asks about a place (the places spec's tag and filter lists only).
 // Merged with the source lists; staff edit them later through /sports/{id}/tags|filters.
 const COMMON_TAGS = ['free', 'free_parking', 'paid_parking', 'toilets', 'water_fountain', 'wheelchair_accessible'];
 const TRAIL_FILTERS = [

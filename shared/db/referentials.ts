@@ -6,7 +6,7 @@ import type { Db } from './database.ts';
 import type { LocalizedNames, PlaceFilterType } from './schema/referentials.ts';
 import { seedCities } from '../places/cities.ts';
 
-/** The committed referential files (built from ../shared/reference, see shared/referentials/PROVENANCE.md). */
+/** The committed referential files (built from the team reference data by scripts/build-referentials.mjs; sources in shared/referentials/PROVENANCE.md). */
 export const REFERENTIALS_DIR = fileURLToPath(new URL('../referentials/', import.meta.url));
 
 interface SportFile {

@@ -9,7 +9,7 @@ export interface Viewer {
   staff: boolean;
 }
 
-/** The `user` object of places and activities (specs/places-service.md, Place). */
+/** The `user` object of places and activities (the places spec's Place, see docs/places.md). */
 export interface UserJson {
   identifier: string;
   first_name: string;

@@ -81,7 +81,7 @@ export interface PlaceJson {
   properties: Record<string, unknown>;
 }
 
-/** The single-place GeoJSON Feature (specs/places-service.md, Place). */
+/** The single-place GeoJSON Feature (the places spec's Place, see docs/places.md). */
 export async function placeJson(
   db: Db,
   row: PlaceRow,
