@@ -1,6 +1,8 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
 import helmet from 'koa-helmet';
+import type { Config } from '../shared/config.ts';
+import { pendingOutboxCount } from '../shared/queue/outbox.ts';
 import type { AppContext } from './context.ts';
 import { jsonBody } from './http/body.ts';
 import { docsRouter } from './http/docs.ts';
@@ -10,9 +12,7 @@ import { inputGuard } from './http/input-guard.ts';
 import { createMetrics } from './http/metrics.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
-import { pendingOutboxCount } from '../shared/queue/outbox.ts';
 import { type ServiceModule, serviceErrorFormats } from './service-module.ts';
-import type { Config } from '../shared/config.ts';
 import { SERVICES } from './services.ts';
 
 /** The services this process mounts: those of the build (or given) named in SERVICES. */

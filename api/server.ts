@@ -1,19 +1,19 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import type { Config } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
-import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
-import { type Logger, createLogger } from '../shared/observability/logger.ts';
+import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { type AppOptions, createApp, mountedServices } from './app.ts';
-import { answerClientError } from './http/client-error.ts';
-import { serviceErrorFormats } from './service-module.ts';
 import type { AppContext } from './context.ts';
 import { TokenVerifier } from './http/auth.ts';
+import { answerClientError } from './http/client-error.ts';
 import { OpenApiRegistry } from './http/openapi.ts';
+import { serviceErrorFormats } from './service-module.ts';
 
 export interface RunningApi {
   server: Server;

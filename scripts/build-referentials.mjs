@@ -13,7 +13,7 @@
 // reason. shared/referentials/PROVENANCE.md summarises sources and decisions.
 // No dependencies: plain Node ESM.
 
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
-import { ConfigError, QUEUE_NAMES, SERVICE_NAMES, envSchema, loadConfig } from '../shared/config.ts';
+import { ConfigError, envSchema, loadConfig, QUEUE_NAMES, SERVICE_NAMES } from '../shared/config.ts';
 
 test('defaults suit a local machine', (t) => {
   const config = loadConfig({});
@@ -48,7 +48,8 @@ test('docker-compose.yml only sets variables the config module knows', (t) => {
   for (const name of names) t.true(known.has(name), `${name} is not a config variable`);
   // And every value parses.
   const env: Record<string, string> = {};
-  for (const m of compose.matchAll(/^\s+([A-Z][A-Z0-9_]+): "?([^"\n]*)"?$/gm)) if (m[1] && known.has(m[1])) env[m[1]] = m[2] ?? '';
+  for (const m of compose.matchAll(/^\s+([A-Z][A-Z0-9_]+): "?([^"\n]*)"?$/gm))
+    if (m[1] && known.has(m[1])) env[m[1]] = m[2] ?? '';
   t.notThrows(() => loadConfig(env));
   t.regex(compose, /--appendonly", "yes"/);
   t.regex(compose, /--appendfsync", "everysec"/);

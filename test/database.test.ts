@@ -42,15 +42,30 @@ test('datatypes carry unit, recordWay and cumulable', async (t) => {
 test('places tags and filters are seeded with their types', async (t) => {
   const tags = await db.selectFrom('place_tags').select('slug').execute();
   t.true(tags.some((r) => r.slug === 'wheelchair_accessible'));
-  const difficulty = await db.selectFrom('place_filters').selectAll().where('slug', '=', 'difficulty').executeTakeFirstOrThrow();
+  const difficulty = await db
+    .selectFrom('place_filters')
+    .selectAll()
+    .where('slug', '=', 'difficulty')
+    .executeTakeFirstOrThrow();
   t.is(difficulty.type, 'level');
-  const season = await db.selectFrom('place_filters').selectAll().where('slug', '=', 'season').executeTakeFirstOrThrow();
+  const season = await db
+    .selectFrom('place_filters')
+    .selectAll()
+    .where('slug', '=', 'season')
+    .executeTakeFirstOrThrow();
   t.deepEqual(season.values, ['Fall', 'Spring', 'Summer', 'Winter']);
 });
 
 test('seeding again changes nothing', async (t) => {
   const count = async () =>
-    Number((await db.selectFrom('sports').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await db
+          .selectFrom('sports')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const before = await count();
   await seedReferentials(db);
   t.is(await count(), before);

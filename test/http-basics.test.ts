@@ -1,12 +1,16 @@
 import test from 'ava';
 import { z } from 'zod';
-import { ApiRouter } from '../api/http/route.ts';
 import { unprocessable } from '../api/http/errors.ts';
+import { ApiRouter } from '../api/http/route.ts';
 import type { ServiceModule } from '../api/service-module.ts';
 import { startTestApi } from './helpers/app.ts';
 
 // A tiny service per error format exercises the platform the same way real services do.
-function probeService(name: 'places' | 'catalogue' | 'tracking', prefix: string, format: 'problem' | 'jsonapi' | 'hydra'): ServiceModule {
+function probeService(
+  name: 'places' | 'catalogue' | 'tracking',
+  prefix: string,
+  format: 'problem' | 'jsonapi' | 'hydra',
+): ServiceModule {
   return {
     name,
     errorFormat: format,
@@ -117,7 +121,11 @@ test('an invalid path parameter is a 404', async (t) => {
 });
 
 test('malformed JSON is a 400; a missing body is a 422', async (t) => {
-  const malformed = await ctx.fetch('/api/v1/probe', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' });
+  const malformed = await ctx.fetch('/api/v1/probe', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"name": ',
+  });
   t.is(malformed.status, 400);
   t.like(await malformed.json(), { status: 400, detail: 'The request body is not valid JSON' });
   const missing = await ctx.fetch('/api/v1/probe', { method: 'POST', headers: { 'content-type': 'application/json' } });
@@ -125,7 +133,11 @@ test('malformed JSON is a 400; a missing body is a 422', async (t) => {
 });
 
 test('a body that is not JSON is a 415', async (t) => {
-  const res = await ctx.fetch('/api/v1/probe', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'name=x' });
+  const res = await ctx.fetch('/api/v1/probe', {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain' },
+    body: 'name=x',
+  });
   t.is(res.status, 415);
   t.like(await res.json(), { status: 415 });
 });
@@ -165,7 +177,11 @@ test('request ids are echoed or generated', async (t) => {
 test('CORS allows only the configured origins; security headers are set', async (t) => {
   const preflight = await ctx.fetch('/api/v1/probe', {
     method: 'OPTIONS',
-    headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+    headers: {
+      origin: 'https://app.example',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization',
+    },
   });
   t.is(preflight.status, 204);
   t.is(preflight.headers.get('access-control-allow-origin'), 'https://app.example');
@@ -186,7 +202,10 @@ test('/metrics exposes request histograms by route template and queue depths', a
 
 test('/openapi.json is a valid OpenAPI 3.1 document built from the route schemas', async (t) => {
   const { Validator } = await import('@seriousme/openapi-schema-validator');
-  const document = (await (await ctx.fetch('/openapi.json')).json()) as { openapi: string; paths: Record<string, unknown> };
+  const document = (await (await ctx.fetch('/openapi.json')).json()) as {
+    openapi: string;
+    paths: Record<string, unknown>;
+  };
   t.is(document.openapi, '3.1.0');
   t.truthy(document.paths['/api/v1/probe/{id}']);
   t.truthy(document.paths['/v2/probe']);

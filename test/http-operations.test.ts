@@ -2,8 +2,7 @@ import test from 'ava';
 import { z } from 'zod';
 import { ApiRouter } from '../api/http/route.ts';
 import type { ServiceModule } from '../api/service-module.ts';
-import { startTestApi } from './helpers/app.ts';
-import { freePort } from './helpers/app.ts';
+import { freePort, startTestApi } from './helpers/app.ts';
 
 const slowService: ServiceModule = {
   name: 'places',

@@ -1,8 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { mintToken } from './helpers/tokens.ts';
 import { startTestApi } from './helpers/app.ts';
 import { call, createPlace, paths, placeBody } from './helpers/places.ts';
+import { mintToken } from './helpers/tokens.ts';
 
 const api = await startTestApi(null);
 const staff = await api.account(['staff'], { first_name: 'Sam', last_name: 'Staff' });

@@ -3,11 +3,16 @@ import type { Role } from '../shared/db/schema/accounts.ts';
 import { DomainError, type DomainErrorKind } from '../shared/errors.ts';
 import {
   addActivityAs,
+  addActivityTag,
   deleteActivityAs,
   upsertActivitiesAs,
-  addActivityTag,
 } from '../shared/places/activity-service.ts';
-import { assertMayDeleteActivity, assertMayUpdatePlace, type Caller, callerFrom } from '../shared/places/permissions.ts';
+import {
+  assertMayDeleteActivity,
+  assertMayUpdatePlace,
+  type Caller,
+  callerFrom,
+} from '../shared/places/permissions.ts';
 import {
   createPlaceAs,
   deletePlaceAs,
@@ -45,7 +50,11 @@ async function fails(t: ExecutionContext, promise: Promise<unknown>, kind: Domai
 
 test('callerFrom reads the staff and partner roles', (t) => {
   t.deepEqual(callerFrom({ accountId: 'a', roles: ['user'] }), { accountId: 'a', staff: false, partner: false });
-  t.deepEqual(callerFrom({ accountId: 'a', roles: ['staff', 'partner'] }), { accountId: 'a', staff: true, partner: true });
+  t.deepEqual(callerFrom({ accountId: 'a', roles: ['staff', 'partner'] }), {
+    accountId: 'a',
+    staff: true,
+    partner: true,
+  });
 });
 
 test('permission rules: partner fields need a partner, other fields the creator or staff', (t) => {
@@ -86,7 +95,12 @@ test('creation rules: every problem named at once; a taken external id is a conf
   const staff = await caller(['staff']);
   const bad = await fails(
     t,
-    createPlaceAs(db, staff, { ...point(), name: undefined, country: 'XX', geometry: { type: 'Point', coordinates: [200, 95] } }, undefined),
+    createPlaceAs(
+      db,
+      staff,
+      { ...point(), name: undefined, country: 'XX', geometry: { type: 'Point', coordinates: [200, 95] } },
+      undefined,
+    ),
     'invalid',
   );
   t.deepEqual(bad.errors.map((e) => e.path).sort(), ['body.country', 'body.geometry.coordinates', 'body.name']);
@@ -99,9 +113,18 @@ test('creation rules: every problem named at once; a taken external id is a conf
     { path: 'body.activities[1].sport_id', message: 'sport 357 is listed twice: one activity per sport' },
   ]);
   await createPlaceAs(db, staff, { ...point(), external_place_id: 'ext-1' }, undefined);
-  const taken = await fails(t, createPlaceAs(db, staff, { ...point(), external_place_id: 'ext-1' }, undefined), 'conflict');
+  const taken = await fails(
+    t,
+    createPlaceAs(db, staff, { ...point(), external_place_id: 'ext-1' }, undefined),
+    'conflict',
+  );
   t.is(taken.errors[0]?.path, 'body.external_place_id');
-  const again = await createPlaceAs(db, staff, { external_place_id: 'ext-1', activities: [{ sport_id: 121 }] }, undefined);
+  const again = await createPlaceAs(
+    db,
+    staff,
+    { external_place_id: 'ext-1', activities: [{ sport_id: 121 }] },
+    undefined,
+  );
   t.false(again.created);
   const feature = await placeFeature(db, config, again.uuid, staff, 'en');
   t.deepEqual(

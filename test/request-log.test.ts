@@ -8,7 +8,10 @@ import { createTestDatabase } from './helpers/db.ts';
 
 test('tokens in query strings are redacted', (t) => {
   t.is(redactUrl('/api/me?access_token=abc.def&x=1'), '/api/me?access_token=[redacted]&x=1');
-  t.is(redactUrl('/oauth/accessToken?client_id=a&client_secret=s&code=c'), '/oauth/accessToken?client_id=a&client_secret=[redacted]&code=[redacted]');
+  t.is(
+    redactUrl('/oauth/accessToken?client_id=a&client_secret=s&code=c'),
+    '/oauth/accessToken?client_id=a&client_secret=[redacted]&code=[redacted]',
+  );
 });
 
 test('request logs carry the request id and never the Authorization header or API key', async (t) => {

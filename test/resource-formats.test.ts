@@ -88,7 +88,12 @@ function demoServices(): ServiceModule[] {
       errorFormat: 'jsonapi',
       prefixes: ['/jsonapi'],
       routers: (app: AppContext) => {
-        const router = new ApiRouter({ prefix: '/jsonapi', errorFormat: 'jsonapi', registry: app.registry, tag: 'demo' });
+        const router = new ApiRouter({
+          prefix: '/jsonapi',
+          errorFormat: 'jsonapi',
+          registry: app.registry,
+          tag: 'demo',
+        });
         new Resource(router, app, {
           path: '/sports',
           itemPath: '/:id',
@@ -103,7 +108,11 @@ function demoServices(): ServiceModule[] {
             query: paging.extend({ 'page[number]': z.coerce.number().int().min(1).optional() }),
             handler: async ({ query }) => {
               const page = await sportPage(app.db, query['page[number]'] ?? query.page, query.limit);
-              return { ...page, items: await Promise.all(page.items.map((s) => withChildren(app.db, s))), pageParam: 'page[number]' };
+              return {
+                ...page,
+                items: await Promise.all(page.items.map((s) => withChildren(app.db, s))),
+                pageParam: 'page[number]',
+              };
             },
           })
           .get({
@@ -112,7 +121,9 @@ function demoServices(): ServiceModule[] {
             handler: async ({ params, query }) => {
               const sport = await withChildren(app.db, await sportById(app.db, params.id));
               if (query.include !== 'children') return sport;
-              const children = await Promise.all(sport.children.map(async (id) => withChildren(app.db, await sportById(app.db, id))));
+              const children = await Promise.all(
+                sport.children.map(async (id) => withChildren(app.db, await sportById(app.db, id))),
+              );
               return new Compound(sport, [related(sportView, children)]);
             },
           });
@@ -138,7 +149,12 @@ function demoServices(): ServiceModule[] {
             summary: 'Sports',
             query: paging.extend({ active: z.enum(['true', 'false']).optional() }),
             handler: ({ query }) =>
-              sportPage(app.db, query.page, query.limit, query.active === undefined ? undefined : query.active === 'true'),
+              sportPage(
+                app.db,
+                query.page,
+                query.limit,
+                query.active === undefined ? undefined : query.active === 'true',
+              ),
           })
           .get({ summary: 'One sport', handler: ({ params }) => sportById(app.db, params.id) });
         return [router.router];
@@ -214,7 +230,9 @@ test('Hydra: the declared access is enforced, in the Hydra error format', async 
 
 test('Hydra collection: @context, @id, @type, members, totalItems, view and search template', async (t) => {
   const { token } = await api.account();
-  const res = await json(await api.fetch('/v2/demo_sports?active=true&limit=3&page=2', { headers: { authorization: `Bearer ${token}` } }));
+  const res = await json(
+    await api.fetch('/v2/demo_sports?active=true&limit=3&page=2', { headers: { authorization: `Bearer ${token}` } }),
+  );
   t.is(res.status, 200);
   t.regex(res.type, /^application\/ld\+json/);
   const body = res.body;

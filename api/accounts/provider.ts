@@ -9,8 +9,8 @@ import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
 import { type Config, ConfigError, envSchema } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
-import { escapeHtml } from './html.ts';
 import { RETRY_AFTER_SECONDS, unavailableDependency } from '../http/unavailable.ts';
+import { escapeHtml } from './html.ts';
 
 /**
  * The resource indicator (RFC 8707) of our APIs. Access tokens issued for it are JWTs whose

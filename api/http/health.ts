@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import type pg from 'pg';
 import type { Redis } from 'ioredis';
+import type pg from 'pg';
 import type { Registry } from 'prom-client';
 import { pingDb } from '../../shared/db/database.ts';
 import { pingRedis } from '../../shared/queue/connection.ts';

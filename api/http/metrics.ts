@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface MetricsSources {
   queueDepths: () => Promise<Record<string, number>>;

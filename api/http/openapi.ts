@@ -1,4 +1,4 @@
-import { type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, createDocument } from 'zod-openapi';
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

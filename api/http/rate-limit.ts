@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { tooManyRequests } from './errors.ts';
 import { bearerToken } from './auth.ts';
+import { tooManyRequests } from './errors.ts';
 
 export interface RateLimitOptions {
   points: number;

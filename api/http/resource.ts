@@ -1,14 +1,14 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import type { Principal, TokenVerifier } from './auth.ts';
 import { type Access, accessMiddleware } from './access.ts';
+import type { Principal, TokenVerifier } from './auth.ts';
 import { errorResponse } from './error-schemas.ts';
 import type { HydraView, JsonApiView, Page, RequestView, ResourceFormat, Serializer } from './formats/format.ts';
 import { geojsonSerializer } from './formats/geojson.ts';
 import { hydraSerializer } from './formats/hydra.ts';
-import { jsonApiSerializer } from './formats/jsonapi.ts';
 import { jsonSerializer } from './formats/json.ts';
+import { jsonApiSerializer } from './formats/jsonapi.ts';
 import type { HttpMethod } from './openapi.ts';
 import type { ApiRouter, ResponseSpec, Security } from './route.ts';
 
@@ -114,7 +114,9 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     return this.#add('get', this.#options.path, this.#options.params, spec, {
       access: this.#options.access.read,
       item: false,
-      success: { 200: { description: 'One page', schema: serializer.collectionSchema(spec.item ?? this.#options.item) } },
+      success: {
+        200: { description: 'One page', schema: serializer.collectionSchema(spec.item ?? this.#options.item) },
+      },
       write: (ctx, result) => {
         const page = Array.isArray(result)
           ? { items: result, page: 1, limit: Math.max(1, result.length), total: result.length }
@@ -146,9 +148,7 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
   }
 
   /** PUT on an item (and the spec's aliases, e.g. POST). */
-  update<B extends z.ZodType = Undef>(
-    spec: OperationSpec<Undef, IP, B, unknown> & { methods?: HttpMethod[] },
-  ): this {
+  update<B extends z.ZodType = Undef>(spec: OperationSpec<Undef, IP, B, unknown> & { methods?: HttpMethod[] }): this {
     for (const method of spec.methods ?? ['put'])
       this.#itemOperation(method, spec, this.#options.access.write, 200, 'The updated item');
     return this;
@@ -223,7 +223,8 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     if (access === 'bearer') errors[401] = errorResponse(format, 'Missing or invalid token');
     if (access === 'optional') errors[401] = errorResponse(format, 'Invalid token (a token is optional here)');
     if (shape.item || params) errors[404] = errorResponse(format, this.#options.notFound ?? 'Not found');
-    for (const [status, text] of Object.entries(spec.errors ?? {})) errors[Number(status)] = errorResponse(format, text);
+    for (const [status, text] of Object.entries(spec.errors ?? {}))
+      errors[Number(status)] = errorResponse(format, text);
     if (spec.query || spec.body)
       errors[spec.queryErrorStatus && !spec.body ? spec.queryErrorStatus : 422] ??= errorResponse(
         format,

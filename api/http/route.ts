@@ -2,8 +2,8 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { ErrorFormat } from './error-format.ts';
-import type { HttpMethod, OpenApiRegistry } from './openapi.ts';
 import { unsupportedMediaType } from './errors.ts';
+import type { HttpMethod, OpenApiRegistry } from './openapi.ts';
 import { parseInput } from './validate.ts';
 
 const JSON_TYPES = ['json', 'application/*+json'];
@@ -75,7 +75,9 @@ export class ApiRouter {
       const query = spec.query ? parseInput(spec.query, ctx.query, 'query', spec.queryErrorStatus) : undefined;
       const params = spec.params ? parseInput(spec.params, ctx.params, 'params', 404) : undefined;
       if (spec.body && ctx.request.length && !ctx.is(JSON_TYPES))
-        throw unsupportedMediaType(`Send the body as JSON (Content-Type: ${spec.bodyContentType ?? 'application/json'})`);
+        throw unsupportedMediaType(
+          `Send the body as JSON (Content-Type: ${spec.bodyContentType ?? 'application/json'})`,
+        );
       const body = spec.body ? parseInput(spec.body, (ctx.request as { body?: unknown }).body, 'body') : undefined;
       const result = await spec.handler(ctx, { query, params, body } as Parameters<typeof spec.handler>[1]);
       if (result !== undefined && ctx.body === undefined) ctx.body = result;

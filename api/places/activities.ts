@@ -74,8 +74,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext) {
       description: 'Allowed to the creator of the activity, the creator of the place and staff; others get 403.',
       errors: { 403: 'Not allowed' },
       response: { schema: messageSchema, body: DELETED },
-      handler: ({ params, principal }) =>
-        deleteActivityAs(db, callerOf(principal), params.place_id, params.sport_id),
+      handler: ({ params, principal }) => deleteActivityAs(db, callerOf(principal), params.place_id, params.sport_id),
     })
     .action({
       method: 'get',

@@ -3,19 +3,19 @@ import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { ImageInputError, normalizeImage } from '../../shared/media/image-input.ts';
 import { randomName, removeStorageFile, writeStorageFile } from '../../shared/media/storage.ts';
-import { type ActivityRow, type Viewer, activityJson, findActivity } from '../../shared/places/activities.ts';
+import { type ActivityRow, activityJson, findActivity, type Viewer } from '../../shared/places/activities.ts';
 import { activityImagePath, setActivityImage } from '../../shared/places/images.ts';
 import type { AppContext } from '../context.ts';
-import { requireBearer, hasRole } from '../http/auth.ts';
+import { hasRole, requireBearer } from '../http/auth.ts';
+import { errorResponse } from '../http/error-schemas.ts';
 import {
-  HttpError,
   badRequest,
+  HttpError,
   notFound,
   payloadTooLarge,
   unprocessable,
   unsupportedMediaType,
 } from '../http/errors.ts';
-import { errorResponse } from '../http/error-schemas.ts';
 import { ApiRouter, type ResponseSpec } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
 import { mediaRouter } from './media.ts';
@@ -52,7 +52,6 @@ const activitySchema = z
     image: z.object({ url: z.string(), thumbnail_url: z.string().nullable() }),
   })
   .meta({ id: 'ActivityWithImage' });
-
 
 /** What multer's memory storage gives for each file part (the fields we use). */
 interface UploadedFile {

@@ -90,7 +90,9 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       ].join('\n\n'),
       body: postBody,
       errors: { 409: 'external_place_id already used by another place' },
-      responses: { 200: { description: 'Variant A: the existing place with the added activities', schema: placeSchema } },
+      responses: {
+        200: { description: 'Variant A: the existing place with the added activities', schema: placeSchema },
+      },
       location: (place) => `/api/v1/places/${(place as { properties: { uuid: string } }).properties.uuid}`,
       handler: async ({ body, principal, ctx }) => {
         const caller = callerOf(principal);

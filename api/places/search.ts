@@ -78,7 +78,11 @@ export function searchOperation(app: AppContext) {
     ].join('\n\n'),
     query: searchQuery,
     item: featureSchema,
-    handler: async ({ ctx }: { ctx: { query: Record<string, string | string[] | undefined> } }): Promise<Page<never>> => {
+    handler: async ({
+      ctx,
+    }: {
+      ctx: { query: Record<string, string | string[] | undefined> };
+    }): Promise<Page<never>> => {
       const found = await searchPlaces(app.pool, ctx.query);
       return {
         // The Features come serialized and joined by PostgreSQL: only the envelope is written here.

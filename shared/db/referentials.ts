@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import { seedCities } from '../places/cities.ts';
 import type { Db } from './database.ts';
 import type { LocalizedNames, PlaceFilterType } from './schema/referentials.ts';
-import { seedCities } from '../places/cities.ts';
 
 /** The committed referential files (built from the team reference data by scripts/build-referentials.mjs; sources in shared/referentials/PROVENANCE.md). */
 export const REFERENTIALS_DIR = fileURLToPath(new URL('../referentials/', import.meta.url));

@@ -10,8 +10,8 @@ import {
   type Viewer,
 } from './activities.ts';
 import { assertMayDeleteActivity, type Caller } from './permissions.ts';
-import { placeActivities } from './places.ts';
 import { visiblePlace } from './place-service.ts';
+import { placeActivities } from './places.ts';
 import { checkActivityList, checkOneActivity, parseSportId, sportRules } from './rules.ts';
 import { deleteActivity, insertActivity, setActivityTags, updateActivity, upsertActivities } from './writes.ts';
 
@@ -31,7 +31,13 @@ export async function visibleActivity(
 }
 
 /** Reads an activity again after a write (the caller could see it a moment ago). */
-async function reread(db: Db, config: Links, placeUuid: string, sportId: number, viewer: Viewer): Promise<ActivityJson> {
+async function reread(
+  db: Db,
+  config: Links,
+  placeUuid: string,
+  sportId: number,
+  viewer: Viewer,
+): Promise<ActivityJson> {
   const row = await findActivity(db, placeUuid, sportId, viewer);
   if (!row) throw notFoundError(`This place has no activity of sport ${sportId}`);
   return activityJson(row, config);

@@ -7,7 +7,7 @@ import { type Viewer, visibleTo } from './activities.ts';
 import { nearestCity } from './cities.ts';
 import { parseGeometry } from './geojson.ts';
 import { type Locale, notesLocale } from './locale.ts';
-import { assertMayDeletePlace, assertStaff, assertMayUpdatePlace, type Caller } from './permissions.ts';
+import { assertMayDeletePlace, assertMayUpdatePlace, assertStaff, type Caller } from './permissions.ts';
 import {
   findPlace,
   isCountryCode,
@@ -110,8 +110,7 @@ export async function createPlaceAs(
       path: 'body.country',
       message: `"${input.country}" is not a 2-letter ISO 3166-1 country code (e.g. FR)`,
     });
-  if (errors.length || !geo.geometry || input.name === undefined || input.country === undefined)
-    throw invalid(errors);
+  if (errors.length || !geo.geometry || input.name === undefined || input.country === undefined) throw invalid(errors);
   const activities = await checkActivityList(db, input.activities, 'body.activities');
   if (input.external_place_id) {
     const taken = await db
@@ -200,7 +199,9 @@ export async function updatePlaceAs(
   if (!keys.length) throw invalid([{ path: 'body', message: 'send at least one updatable field' }]);
   assertMayUpdatePlace(caller, row.created_by, keys);
   if (changes.country !== undefined && !isCountryCode(changes.country))
-    throw invalid([{ path: 'body.country', message: `"${changes.country}" is not a 2-letter ISO 3166-1 country code` }]);
+    throw invalid([
+      { path: 'body.country', message: `"${changes.country}" is not a 2-letter ISO 3166-1 country code` },
+    ]);
   const { notes, ...fields } = changes;
   await updatePlace(db, row.id, fields, notesOf(notes, acceptLanguage));
   return row.uuid;

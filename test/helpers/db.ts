@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -60,7 +60,9 @@ async function ensureTemplate(client: pg.Client): Promise<string> {
 
 /** Databases left by test processes that died before their teardown (named sb_test_<pid>_...). */
 async function dropAbandoned(client: pg.Client): Promise<void> {
-  const { rows } = await client.query<{ datname: string }>("select datname from pg_database where datname like 'sb\\_test\\_%'");
+  const { rows } = await client.query<{ datname: string }>(
+    "select datname from pg_database where datname like 'sb\\_test\\_%'",
+  );
   for (const { datname } of rows) {
     const pid = Number(datname.split('_')[2]);
     if (!Number.isInteger(pid) || isAlive(pid)) continue;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Page, type RequestView, type Serializer, SerializedItems } from './format.ts';
+import { type Page, type RequestView, SerializedItems, type Serializer } from './format.ts';
 import { hasNextPage, nextPageQuery, selfUrl } from './links.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Serializer, SerializedItems } from './format.ts';
+import { SerializedItems, type Serializer } from './format.ts';
 
 /** Plain JSON: an item as the domain builds it, a list as a bare array. */
 export function jsonSerializer(): Serializer {
