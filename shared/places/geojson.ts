@@ -1,7 +1,5 @@
 import type { FieldError } from '../errors.ts';
 
-export type { FieldError };
-
 /** The geometry types a place may have (RFC 7946 names; the spec's "Linestring" is accepted too). */
 export type GeometryType = 'Point' | 'LineString' | 'Polygon';
 export type Position = [number, number] | [number, number, number];
