@@ -1,7 +1,8 @@
 import { accountsService } from './accounts/index.ts';
+import { partnersService } from './partners/index.ts';
 import { placesService } from './places/index.ts';
 import { placesPicturesService } from './places/pictures.ts';
 import type { ServiceModule } from './service-module.ts';
 
 /** Every service this build ships; the API mounts those named in SERVICES. */
-export const SERVICES: ServiceModule[] = [placesService, placesPicturesService, accountsService];
+export const SERVICES: ServiceModule[] = [placesService, placesPicturesService, accountsService, partnersService];
