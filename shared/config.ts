@@ -51,6 +51,12 @@ export const envSchema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** Seconds between two scheduled recomputations of the sport recommendations; 0: no schedule. */
+  RECOMMENDATIONS_INTERVAL_S: z.coerce
+    .number()
+    .int()
+    .refine((n) => n === 0 || (n >= 60 && n <= 2_592_000), '0 (no schedule) or 60 to 2592000 seconds')
+    .default(3600),
   MIGRATE_ON_START: bool.default(true),
   SEED_ON_START: bool.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -47,14 +47,14 @@ test('npm run worker: WORKER_QUEUES=all runs the queues that have jobs in this b
     /workers started/,
   );
   t.true(wasReady, output);
-  t.regex(output, /"queues":\["thumbnails"\]/);
+  t.regex(output, /"queues":\["thumbnails","recommendations"\]/);
   t.is(code, 0, output);
 });
 
 test('npm run worker: a queue this build cannot run is a clear start error', async (t) => {
   const { code, output } = await runUntilSigterm('workers/main.ts', { WORKER_QUEUES: 'records' }, /never/);
   t.is(code, 2);
-  t.regex(output, /WORKER_QUEUES: no jobs in this build for records \(queues with jobs: thumbnails\)/);
+  t.regex(output, /WORKER_QUEUES: no jobs in this build for records \(queues with jobs: thumbnails, recommendations\)/);
 });
 
 test('npm run api: serves, then drains and exits cleanly on SIGTERM', async (t) => {

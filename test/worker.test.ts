@@ -20,7 +20,10 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
   return check();
 };
 
-const noop: Processors = { thumbnails: { 'activity-thumbnail': async () => null } };
+const noop: Processors = {
+  thumbnails: { 'activity-thumbnail': async () => null },
+  recommendations: { 'compute-all': async () => null },
+};
 const thumbnailJob = (activityId: number) =>
   job('thumbnails', 'activity-thumbnail', { activityId, imagePath: `places/p/121/img-${activityId}.png` });
 
@@ -29,9 +32,9 @@ test('selectQueues runs the named queues that have jobs; naming a queue without 
   t.deepEqual(selectQueues(config, noop, false), ['thumbnails']);
   t.throws(() => selectQueues(config, noop, true), {
     instanceOf: ConfigError,
-    message: 'WORKER_QUEUES: no jobs in this build for records (queues with jobs: thumbnails)',
+    message: 'WORKER_QUEUES: no jobs in this build for records (queues with jobs: thumbnails, recommendations)',
   });
-  t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), noop, false), ['thumbnails']);
+  t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), noop, false), ['thumbnails', 'recommendations']);
 });
 
 test('WORKER_QUEUES is explicit unless unset, empty or all', (t) => {
@@ -42,7 +45,7 @@ test('WORKER_QUEUES is explicit unless unset, empty or all', (t) => {
 });
 
 test('the build has a processor with a handler for every job of the map', (t) => {
-  t.notThrows(() => checkProcessors(['thumbnails'], PROCESSORS));
+  t.notThrows(() => checkProcessors(['thumbnails', 'recommendations'], PROCESSORS));
 });
 
 test('the worker refuses to start a queue without a processor, without a handler or with a stray handler', async (t) => {
@@ -97,6 +100,7 @@ test('an outbox row becomes a processed job; SIGTERM-style close lets the active
         return 'done';
       },
     },
+    recommendations: noop.recommendations,
   };
   const config = testConfig({ DATABASE_URL: database.url, WORKER_QUEUES: 'thumbnails', OUTBOX_POLL_MS: '20' });
   const workers = await startWorkers(config, { processors });

@@ -1,4 +1,4 @@
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { type Config, ConfigError } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
@@ -9,7 +9,7 @@ import { OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { checkProcessors, dispatch } from './dispatch.ts';
 import type { Processors, QueueProcessor, WorkerDeps } from './processor.ts';
-import { PROCESSORS } from './processors/index.ts';
+import { PROCESSORS, SCHEDULES } from './processors/index.ts';
 
 export interface RunningWorkers {
   queues: JobQueue[];
@@ -68,6 +68,14 @@ export async function startWorkers(
     logger.warn({ err }, 'outbox relay pass failed'),
   );
   relay.start();
+  // The job schedulers of the queues this process runs (on the worker connection: waits for Redis).
+  for (const name of names) {
+    const schedule = SCHEDULES[name];
+    if (!schedule) continue;
+    const queue = new Queue(name, { connection, prefix: config.QUEUE_PREFIX });
+    await schedule(queue, config);
+    await queue.close();
+  }
   logger.info({ queues: names, concurrency: config.WORKER_CONCURRENCY }, 'workers started');
 
   let closed: Promise<void> | undefined;

@@ -10,6 +10,12 @@ export type ThumbnailJobPayload = {
   imagePath: string;
 };
 
+/** Recomputes every sport recommendation (queue `recommendations`); replaces the previous result. */
+export type RecommendationsJobPayload = {
+  /** Who asked: `schedule` (the job scheduler) or an ISO time for a one-off request. */
+  requestedBy: string;
+};
+
 /**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
@@ -29,6 +35,7 @@ type Checked<
  */
 export type JobPayloads = Checked<{
   thumbnails: { 'activity-thumbnail': ThumbnailJobPayload };
+  recommendations: { 'compute-all': RecommendationsJobPayload };
 }>;
 
 export type JobQueue = keyof JobPayloads;
@@ -43,6 +50,10 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
   thumbnails: {
     // One job per stored original (a new upload has a new path, hence its own job).
     'activity-thumbnail': ({ imagePath }) => `thumb-${imagePath.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+  },
+  recommendations: {
+    // One job per request (the computation replaces everything, so a duplicate only costs time).
+    'compute-all': ({ requestedBy }) => `recs-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
   },
 };
 

@@ -1,4 +1,8 @@
+import type { Queue } from 'bullmq';
+import type { Config } from '../../shared/config.ts';
+import type { JobQueue } from '../../shared/queue/jobs.ts';
 import type { Processors } from '../processor.ts';
+import { recommendationsProcessor, scheduleRecommendations } from './recommendations.ts';
 import { thumbnailsProcessor } from './thumbnails.ts';
 
 /**
@@ -7,4 +11,13 @@ import { thumbnailsProcessor } from './thumbnails.ts';
  */
 export const PROCESSORS: Processors = {
   thumbnails: thumbnailsProcessor,
+  recommendations: recommendationsProcessor,
+};
+
+/**
+ * Job schedulers, per queue: a worker process that runs the queue upserts them at start
+ * (idempotent: several processes make one schedule).
+ */
+export const SCHEDULES: { [Q in JobQueue]?: (queue: Queue, config: Config) => Promise<void> } = {
+  recommendations: scheduleRecommendations,
 };

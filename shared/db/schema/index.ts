@@ -2,7 +2,11 @@ import type { AccountTables } from './accounts.ts';
 import type { CoreTables } from './core.ts';
 import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
+import type { RecommendationTables } from './recommendations.ts';
 import type { ReferentialTables } from './referentials.ts';
 
 /** The whole database as Kysely sees it: one interface per area, merged here. */
 export interface Database extends CoreTables, ReferentialTables, AccountTables, PlaceTables, PartnerTables {}
+
+/** The recommendations job's tables (declaration merging: one line per area, no shared line to edit). */
+export interface Database extends RecommendationTables {}

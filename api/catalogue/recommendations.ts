@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import {
+  RECOMMENDATIONS_COUNT,
+  recommendedSports,
+  recommendedSportsIn,
+} from '../../shared/catalogue/recommendations-read.ts';
+import type { AppContext } from '../context.ts';
+import { errorResponse } from '../http/error-schemas.ts';
+import type { ApiRouter } from '../http/route.ts';
+
+const { min, max } = RECOMMENDATIONS_COUNT;
+const query = z.object({
+  count: z.coerce
+    .number()
+    .int()
+    .min(min)
+    .max(max)
+    .default(RECOMMENDATIONS_COUNT.default)
+    .meta({ description: `How many sport ids to return, ${min} to ${max} (default ${RECOMMENDATIONS_COUNT.default})` }),
+});
+const sportParam = z.string().meta({ description: 'Sport id (or slug)', example: '121' });
+const list = z
+  .array(z.string())
+  .meta({ description: 'Sport ids as strings, best first', example: ['388', '175', '253'] });
+
+const FALLBACK =
+  'When the data gives fewer than `count` sports (none at all for a sport without places), the list is filled with the most widespread sports (most approved places first, then by id), so it is never empty. See docs/recommendations.md.';
+
+/**
+ * The recommendation calls of the catalogue (plain JSON arrays; errors in the router's format,
+ * JSON:API for the catalogue). They only read what the `recommendations` job computed.
+ * `base` is the path of the sports collection relative to the router's prefix ('/sports' for a
+ * router at the root, '' for a router whose prefix is '/sports').
+ */
+export function addRecommendationRoutes(router: ApiRouter, app: AppContext, base = '/sports'): ApiRouter {
+  const format = router.errorFormat;
+  const errors = {
+    404: errorResponse(format, 'Unknown sport, country or city'),
+    422: errorResponse(format, 'count out of bounds, or a malformed location'),
+  };
+  router.add({
+    method: 'get',
+    path: `${base}/:id/recommendations`,
+    summary: 'Sports practised with this one',
+    description: `The sports most often practised with this one: at the same approved places (and, once tracking exists, by the same people), most shared first, ties by id. ${FALLBACK}`,
+    query,
+    params: z.object({ id: sportParam }),
+    responses: { 200: { description: 'Sport ids', schema: list }, ...errors },
+    handler: (_ctx, { query, params }) => recommendedSports(app.db, params.id, query.count),
+  });
+  router.add({
+    method: 'get',
+    path: `${base}/:id/recommendations/:location`,
+    summary: 'Sports popular in a city or a country',
+    description: [
+      '`location` is either a 2-letter ISO country code (`FR`): the sports with the most approved places per km² in that country; or a city name, a comma and its country code (`Lille,FR`, `New%20York,US`): the sports offered by the most approved places within 20 km of that city. Case does not matter; a city name shared by several cities of the country means the most populous.',
+      `The sport itself is never listed; ties are broken by id. An unknown sport, country or city is a 404. ${FALLBACK}`,
+    ].join('\n\n'),
+    query,
+    params: z.object({
+      id: sportParam,
+      location: z.string().meta({ description: 'Country code (FR) or city,country (Lille,FR)', example: 'Lille,FR' }),
+    }),
+    responses: { 200: { description: 'Sport ids', schema: list }, ...errors },
+    handler: (_ctx, { query, params }) => recommendedSportsIn(app.db, params.id, params.location, query.count),
+  });
+  return router;
+}
