@@ -5,6 +5,7 @@
  */
 const BENCHMARKS: Record<string, () => Promise<{ failed: boolean }>> = {
   'places-search': async () => (await import('./places-search.ts')).run(),
+  'partners-search': async () => (await import('./partners-search.ts')).run(),
 };
 
 const names = process.argv.slice(2);
