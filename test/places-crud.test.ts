@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { startTestApi } from './helpers/app.ts';
-import { call, createPlace, paths, placeBody } from './helpers/places.ts';
+import { call, createPartner, createPlace, paths, placeBody } from './helpers/places.ts';
 import { mintToken } from './helpers/tokens.ts';
 
 const api = await startTestApi(null);
@@ -314,6 +314,9 @@ test('featured: only partners may change it (403 for others, creator and staff i
   t.deepEqual(paths(await call(api, 'PUT', `/places/${p.uuid}`, { token: partner.token, body: { featured: 'yes' } })), [
     'body.featured',
   ]);
+  const unknown = await call(api, 'PUT', `/places/${p.uuid}`, { token: partner.token, body: { partner: 'acme' } });
+  t.deepEqual(paths(unknown), ['body.partner']);
+  await createPartner(api, 'acme');
   const withPartner = await call(api, 'PUT', `/places/${p.uuid}`, { token: partner.token, body: { partner: 'acme' } });
   t.is(withPartner.body.properties.partner, 'acme');
 });

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { parseSearchQuery } from '../shared/places/search-query.ts';
 import { buildSearchQuery, compileSearchQuery } from '../shared/places/search-sql.ts';
 import { startTestApi } from './helpers/app.ts';
-import { call, createPlace, paths } from './helpers/places.ts';
+import { call, createPartner, createPlace, paths } from './helpers/places.ts';
 
 const api = await startTestApi(null);
 const staff = await api.account(['staff']);
@@ -64,6 +64,7 @@ const pendingRes = await call(api, 'POST', '/places', {
   token: user.token,
   body: { geometry: pt(3.0605), name: 'Pending one', country: 'FR', activities: [{ sport_id: 357 }] },
 });
+await createPartner(api, 'acme');
 await call(api, 'PUT', `/places/${mid.uuid}`, { token: partner.token, body: { featured: true, partner: 'acme' } });
 await api.database.db
   .updateTable('places')

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { PlaceStatus } from '../db/schema/places.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../errors.ts';
+import { partnerSlugExists } from '../partners/partner-service.ts';
 import { type Viewer, visibleTo } from './activities.ts';
 import { nearestCity } from './cities.ts';
 import { parseGeometry } from './geojson.ts';
@@ -202,6 +203,9 @@ export async function updatePlaceAs(
     throw invalid([
       { path: 'body.country', message: `"${changes.country}" is not a 2-letter ISO 3166-1 country code` },
     ]);
+  // The slug names a partner of the partners service (docs/partners.md, "Places and partners").
+  if (typeof changes.partner === 'string' && !(await partnerSlugExists(db, changes.partner)))
+    throw invalid([{ path: 'body.partner', message: `no partner has the slug "${changes.partner}"` }]);
   const { notes, ...fields } = changes;
   await updatePlace(db, row.id, fields, notesOf(notes, acceptLanguage));
   return row.uuid;

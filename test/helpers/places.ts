@@ -46,3 +46,11 @@ export async function createPlace(api: TestApi, token: string, overrides: Record
 
 /** The paths named in a problem+json 422. */
 export const paths = (res: Res): string[] => (res.body?.errors ?? []).map((e: { path: string }) => e.path);
+
+/** A partner of the partners service with this slug, which places may then name as their `partner`. */
+export async function createPartner(api: TestApi, slug: string): Promise<void> {
+  await api.database.db
+    .insertInto('partners')
+    .values({ slug, title: slug, source: 'test', link: `https://${slug}.test`, lat: 0, lng: 0, user_id: 1 })
+    .execute();
+}
