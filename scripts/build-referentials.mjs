@@ -148,6 +148,17 @@ const CATALOGUE_NAME_TO_SPORT_ID = {
   // running 508. They are not added: we don't mint ids for them.
 };
 
+// The catalogue's legacy (vendor) id of each mapped sport: its `decathlon_id`
+// when the sample gives one, else its catalogue id. Swimming appears as 278 (an
+// older sample) and 224 (the 2019 sample with decathlon_id 224): 224 is kept.
+// Sports outside this table have no vendor id (null). The catalogue's `tags`
+// (only Swimming and Skiing carry some) become the sport's catalogue tags.
+const CATALOGUE_VENDOR_ID = { 274: 224, 174: 66, 385: 282, 77: 391, 260: 219 };
+
+// Sport descriptions: no source gives any, so every sport has `descriptions: {}`
+// (the catalogue answers null). Add `{id: {en, fr, ...}}` here when one does.
+const CURATED_SPORT_DESCRIPTIONS = {};
+
 // ---------------------------------------------------------------------------
 // CURATED: universes
 // ---------------------------------------------------------------------------
@@ -595,7 +606,9 @@ function buildSports(docs, sdk, mock) {
       parentId: parentOf.get(id) ?? null,
       universeId,
       active: true,
-      description: null,
+      descriptions: {},
+      vendorId: null,
+      tags: [],
     });
   }
 
@@ -612,6 +625,36 @@ function buildSports(docs, sdk, mock) {
     assert(index.has(Number(id)), `curated universe for unknown sport ${id}`);
   }
   return sports;
+}
+
+/** Catalogue additions: legacy vendor ids, tags and descriptions (see CATALOGUE_VENDOR_ID). */
+function addCatalogueFacts(sports, catalogue) {
+  const index = new Map(sports.map((s) => [s.id, s]));
+  const vendorIds = new Set();
+  for (const [id, vendorId] of Object.entries(CATALOGUE_VENDOR_ID)) {
+    const sport = index.get(Number(id));
+    assert(sport, `vendor id for unknown sport ${id}`);
+    const samples = catalogue.sports_seen.filter((c) => CATALOGUE_NAME_TO_SPORT_ID[c.name] === sport.id);
+    assert(samples.length > 0, `sport ${id} has no catalogue sample`);
+    const legacy = samples.map((c) => c.decathlon_id ?? c.id);
+    assert(legacy.includes(vendorId), `vendor id ${vendorId} of sport ${id} not in the samples (${legacy})`);
+    assert(!vendorIds.has(vendorId), `vendor id ${vendorId} twice`);
+    vendorIds.add(vendorId);
+    sport.vendorId = vendorId;
+    const tags = new Set(samples.flatMap((c) => c.tags ?? []));
+    for (const t of tags) assert(/^[a-z0-9]+(-[a-z0-9]+)*$/.test(t), `bad tag ${t}`);
+    sport.tags = [...tags].sort();
+  }
+  for (const c of catalogue.sports_seen) {
+    const id = CATALOGUE_NAME_TO_SPORT_ID[c.name];
+    if (id !== undefined && c.tags) assert(index.get(id).vendorId !== null, `catalogue tags of ${c.name} unused`);
+  }
+  for (const [id, texts] of Object.entries(CURATED_SPORT_DESCRIPTIONS)) {
+    const sport = index.get(Number(id));
+    assert(sport, `description for unknown sport ${id}`);
+    for (const lang of Object.keys(texts)) assert(LANGS.includes(lang), `unknown language ${lang}`);
+    sport.descriptions = sortKeys(texts);
+  }
 }
 
 function buildGroups(catalogue, sportIds) {
@@ -788,6 +831,7 @@ const catalogue = load('sports-catalogue-samples.json');
 const places = load('sportplaces-tags-filters.json');
 
 const sports = buildSports(docs, sdk, mock);
+addCatalogueFacts(sports, catalogue);
 const sportIds = new Set(sports.map((s) => s.id));
 const slugs = new Set(sports.map((s) => s.slug));
 assert(slugs.size === sports.length, 'duplicate sport slug');

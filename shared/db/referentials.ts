@@ -16,7 +16,12 @@ interface SportFile {
   parentId: number | null;
   universeId: number | null;
   active: boolean;
-  description: string | null;
+  /** Catalogue descriptions by language ({} when no source gives one). */
+  descriptions: LocalizedNames;
+  /** The catalogue's legacy id, when known. */
+  vendorId: number | null;
+  /** Catalogue tags. */
+  tags: string[];
 }
 interface GroupFile {
   id: number;
@@ -86,7 +91,10 @@ export async function seedReferentials(db: Db, dir = REFERENTIALS_DIR): Promise<
           parent_id: null,
           universe_id: s.universeId,
           active: s.active,
-          description: s.description,
+          description: s.descriptions.en ?? null,
+          descriptions: JSON.stringify(s.descriptions),
+          vendor_id: s.vendorId,
+          tags: s.tags,
         })),
       )
       .onConflict((oc) =>
@@ -96,6 +104,9 @@ export async function seedReferentials(db: Db, dir = REFERENTIALS_DIR): Promise<
           universe_id: eb.ref('excluded.universe_id'),
           active: eb.ref('excluded.active'),
           description: eb.ref('excluded.description'),
+          descriptions: eb.ref('excluded.descriptions'),
+          vendor_id: eb.ref('excluded.vendor_id'),
+          tags: eb.ref('excluded.tags'),
           updated_at: sql<Date>`now()`,
         })),
       )

@@ -6,6 +6,7 @@ import * as m0004 from './0004_accounts.ts';
 import * as m0010 from './0010_oauth.ts';
 import * as m0020 from './0020_places.ts';
 import * as m0022 from './0022_places_search.ts';
+import * as m0030 from './0030_catalogue.ts';
 import * as m0031 from './0031_recommendations.ts';
 import * as m0032 from './0032_partners.ts';
 
@@ -21,6 +22,7 @@ export const migrations: Record<string, Migration> = {
   '0010_oauth': m0010,
   '0020_places': m0020,
   '0022_places_search': m0022,
+  '0030_catalogue': m0030,
   '0031_recommendations': m0031,
   '0032_partners': m0032,
 };

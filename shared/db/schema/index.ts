@@ -1,4 +1,5 @@
 import type { AccountTables } from './accounts.ts';
+import type { CatalogueTables } from './catalogue.ts';
 import type { CoreTables } from './core.ts';
 import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
@@ -6,7 +7,13 @@ import type { RecommendationTables } from './recommendations.ts';
 import type { ReferentialTables } from './referentials.ts';
 
 /** The whole database as Kysely sees it: one interface per area, merged here. */
-export interface Database extends CoreTables, ReferentialTables, AccountTables, PlaceTables, PartnerTables {}
+export interface Database
+  extends CoreTables,
+    ReferentialTables,
+    AccountTables,
+    PlaceTables,
+    CatalogueTables,
+    PartnerTables {}
 
 /** The recommendations job's tables (declaration merging: one line per area, no shared line to edit). */
 export interface Database extends RecommendationTables {}

@@ -17,6 +17,12 @@ export interface SportsTable {
   universe_id: number | null;
   active: boolean;
   description: string | null;
+  /** Catalogue descriptions by language (migration 0030). */
+  descriptions: ColumnType<LocalizedNames, string | undefined, string>;
+  /** The catalogue's legacy id of the sport (migration 0030). */
+  vendor_id: number | null;
+  /** Catalogue tags (migration 0030). */
+  tags: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
