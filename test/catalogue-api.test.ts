@@ -243,3 +243,12 @@ test('/openapi.json documents the catalogue with its JSON:API errors', async (t)
   t.truthy(doc.paths['/sports/{id_or_slug}']?.get);
   t.truthy(doc.paths['/groups/{slug_or_id}']?.get);
 });
+
+test('the recommendations routes live on the catalogue router: JSON:API errors and HTTP caching', async (t) => {
+  const res = await api.fetch('/sports/121/recommendations');
+  t.is(res.status, 200);
+  t.truthy(res.headers.get('etag'));
+  const bad = await get(t, '/sports/121/recommendations?count=0');
+  t.true(bad.status >= 400);
+  t.truthy(bad.body.errors);
+});

@@ -15,6 +15,7 @@ import { Resource } from '../http/resource.ts';
 import { ApiRouter } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
 import { canonicalQuery, catalogueCaching } from './caching.ts';
+import { addRecommendationRoutes } from './recommendations.ts';
 
 const id = (type: string, n: number) => ({ type, id: String(n) });
 
@@ -206,7 +207,11 @@ export const catalogueService: ServiceModule = {
         },
       });
 
-    // ---- RECOMMENDATIONS: api/catalogue/recommendations.ts (another module) adds its routes here ----
+    // ---- RECOMMENDATIONS (api/catalogue/recommendations.ts belongs to the recommendations module) ----
+    // It adds `/sports/{sport_id}/recommendations[/{location}]` to this router: same prefix,
+    // JSON:API errors and HTTP caching as the rest of the catalogue.
+    addRecommendationRoutes(router, app);
+    // ---- end of recommendations ----
 
     return [router.router];
   },
