@@ -6,6 +6,7 @@
 const BENCHMARKS: Record<string, () => Promise<{ failed: boolean }>> = {
   'places-search': async () => (await import('./places-search.ts')).run(),
   'partners-search': async () => (await import('./partners-search.ts')).run(),
+  'catalogue-search': async () => (await import('./catalogue-search.ts')).run(),
 };
 
 const names = process.argv.slice(2);

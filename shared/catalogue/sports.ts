@@ -49,6 +49,7 @@ function sportSelect(languages: readonly CatalogueLanguage[], join: RawBuilder<u
       select coalesce(
         (select l from unnest(${[...languages]}::text[]) with ordinality u(l, o) where s.names ? l order by o limit 1),
         'en') as locale
+      offset 0 -- evaluated once per sport, not once per use
     ) x
     ${join}
     where ${sql.join([sql`s.active`, ...where], sql` and `)}`;

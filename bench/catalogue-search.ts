@@ -1,0 +1,248 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { type CatalogueLanguage, preferredLanguages } from '../shared/catalogue/locale.ts';
+import { compileSportList } from '../shared/catalogue/sports.ts';
+import { ensureDatabase } from '../shared/db/create-database.ts';
+import { createDb } from '../shared/db/database.ts';
+import { migrateToLatest } from '../shared/db/migrate.ts';
+import { seedReferentials } from '../shared/db/referentials.ts';
+import { freePort } from '../shared/runtime/free-port.ts';
+import { closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
+
+/**
+ * bench/catalogue-search: `GET /sports?q=` (name search in the served language, trigram index)
+ * through the API (autocannon) and the same SQL straight through pg, side by side, over the
+ * seeded referential (94 sports in up to 11 languages). Goals as for places (2-core machine):
+ * API ≥ 60 % of raw SQL throughput, API p99 ≤ 50 ms at concurrency 16.
+ */
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+function env(name: string, fallback: number): number {
+  const v = process.env[name];
+  const n = v === undefined || v === '' ? fallback : Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number`);
+  return n;
+}
+
+function benchDatabaseUrl(): string {
+  if (process.env.BENCH_CATALOGUE_DATABASE_URL) return process.env.BENCH_CATALOGUE_DATABASE_URL;
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/sports');
+  url.pathname = '/sports_bench_catalogue';
+  return url.toString();
+}
+
+const SETTINGS = {
+  durationS: env('BENCH_DURATION_S', 15),
+  warmupS: env('BENCH_WARMUP_S', 3),
+  connections: env('BENCH_CONNECTIONS', 16),
+  rounds: Math.max(1, Math.round(env('BENCH_ROUNDS', 3))),
+};
+const GOAL_RATIO = 0.6;
+const GOAL_P99_MS = 50;
+
+/** Searches as users type them: partial names, any case, with or without accents, in three languages. */
+const SEARCHES: { q: string; acceptLanguage: string }[] = [
+  ...['ski', 'Run', 'tennis', 'foot', 'BALL', 'swim', 'bike', 'climb', 'golf', 'surf', 'trail', 'box'].map((q) => ({
+    q,
+    acceptLanguage: 'en-US,en;q=0.9',
+  })),
+  ...['course', 'velo', 'natation', 'ESCALADE', 'equitation', 'randonnee', 'plongee', 'voile'].map((q) => ({
+    q,
+    acceptLanguage: 'fr-CA,fr;q=0.9,en;q=0.5',
+  })),
+  ...['ball', 'laufen', 'schwimm'].map((q) => ({ q, acceptLanguage: 'de, en;q=0.5' })),
+];
+
+async function startApiProcess(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['api/main.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_MAX: String(SETTINGS.connections),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      SERVICES: 'catalogue',
+      RATE_LIMIT_ENABLED: 'false',
+      LOG_LEVEL: 'warn',
+      MIGRATE_ON_START: 'false',
+      SEED_ON_START: 'false',
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the API process exited with code ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) return { url, child };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGTERM');
+  throw new Error('the API did not answer /health within 30 s');
+}
+
+async function runAutocannon(url: string, durationS: number): Promise<LoadStats> {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    connections: SETTINGS.connections,
+    duration: durationS,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: Record<string, unknown>) => {
+          const s = SEARCHES[i++ % SEARCHES.length] as (typeof SEARCHES)[number];
+          req.path = `/sports?q=${encodeURIComponent(s.q)}`;
+          req.headers = { ...(req.headers as object), 'accept-language': s.acceptLanguage };
+          return req;
+        },
+      },
+    ],
+  });
+  return {
+    rps: result['2xx'] / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    count: result['2xx'],
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+type Measured = LoadStats & { cpuPerOp: Record<string, number> };
+
+/** Rounds combined: throughput over all rounds, p50/p99 and CPU the median of the rounds. */
+function combineRounds(rounds: Measured[]): Measured {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
+  const count = rounds.reduce((n, r) => n + r.count, 0);
+  const seconds = rounds.reduce((n, r) => n + (r.rps > 0 ? r.count / r.rps : 0), 0);
+  const cpuPerOp: Record<string, number> = {};
+  for (const key of Object.keys(rounds[0]?.cpuPerOp ?? {}))
+    cpuPerOp[key] = median(rounds.map((r) => r.cpuPerOp[key] ?? Number.NaN));
+  return {
+    rps: count / seconds,
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    count,
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    cpuPerOp,
+  };
+}
+
+export async function run(): Promise<{ failed: boolean }> {
+  const databaseUrl = benchDatabaseUrl();
+  const log = (s: string) => console.log(s);
+  log(`catalogue-search benchmark on ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
+  log(
+    `settings: ${SEARCHES.length} searches (en, fr, de), duration=${SETTINGS.durationS}s per side in ${SETTINGS.rounds} alternating rounds, ` +
+      `warmup=${SETTINGS.warmupS}s, concurrency=${SETTINGS.connections}; ${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(1)}`,
+  );
+  await ensureDatabase(databaseUrl);
+  const { db } = createDb(databaseUrl, 2);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: SETTINGS.connections });
+  let api: { url: string; child: ChildProcess } | undefined;
+  let failed = false;
+  try {
+    await migrateToLatest(db);
+    await seedReferentials(db);
+    const size = (
+      await pool.query<{ sports: number; names: number }>(
+        'select (select count(*)::int from sports) as sports, (select count(*)::int from sport_search_names) as names',
+      )
+    ).rows[0];
+    log(`data size: ${size?.sports} sports, ${size?.names} localized names`);
+    // The very statements the API runs: compiled by the same function, same text and parameters.
+    const compiled = SEARCHES.map((s) =>
+      compileSportList(db, {
+        q: s.q,
+        languages: preferredLanguages(s.acceptLanguage) as CatalogueLanguage[],
+        page: 1,
+        size: 100,
+      }),
+    );
+    const sqlTask = (i: number) => {
+      const q = compiled[i % compiled.length] as (typeof compiled)[number];
+      return pool.query({ text: q.sql, values: [...q.parameters] });
+    };
+    api = await startApiProcess(databaseUrl);
+    for (const [i, s] of SEARCHES.entries()) {
+      const res = await fetch(`${api.url}/sports?q=${encodeURIComponent(s.q)}`, {
+        headers: { 'accept-language': s.acceptLanguage },
+      });
+      const body = (await res.json()) as { data?: unknown[] };
+      const rows = (await sqlTask(i)).rowCount;
+      if (!res.ok || body.data?.length !== rows) {
+        log(
+          `probe: FAIL: q=${s.q} (${s.acceptLanguage}): API ${res.status} ${body.data?.length} items, SQL ${rows} rows`,
+        );
+        failed = true;
+      }
+    }
+    log(`probe: API and SQL agree on the ${SEARCHES.length} searches: ${failed ? 'NO' : 'yes'}`);
+    const first = compiled[0];
+    if (first) {
+      const plan = (
+        await pool.query<{ 'QUERY PLAN': string }>(`explain analyze ${first.sql}`, [...first.parameters])
+      ).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+      log(`EXPLAIN ANALYZE, q=${SEARCHES[0]?.q}:\n${plan.replace(/^/gm, '  | ')}`);
+    }
+    if (SETTINGS.warmupS > 0) {
+      await runAutocannon(api.url, SETTINGS.warmupS);
+      await closedLoop(SETTINGS.connections, SETTINGS.warmupS, sqlTask);
+    }
+    const apiPid = api.child.pid ?? 0;
+    const parties = {
+      postgres: postgresCpuMs,
+      'api process': () => processCpuMs(apiPid),
+      'bench process': () => processCpuMs(process.pid),
+    };
+    const apiUrl = api.url;
+    const sliceS = Math.max(1, SETTINGS.durationS / SETTINGS.rounds);
+    const apiRounds: Measured[] = [];
+    const sqlRounds: Measured[] = [];
+    for (let r = 0; r < SETTINGS.rounds; r++) {
+      apiRounds.push(await withCpu(parties, () => runAutocannon(apiUrl, sliceS)));
+      sqlRounds.push(await withCpu(parties, () => closedLoop(SETTINGS.connections, sliceS, sqlTask)));
+    }
+    const viaApi = combineRounds(apiRounds);
+    const viaSql = combineRounds(sqlRounds);
+    const ratio = viaApi.rps / viaSql.rps;
+    const ratioOk = ratio >= GOAL_RATIO;
+    const p99Ok = viaApi.p99 <= GOAL_P99_MS;
+    const errorsOk = viaApi.errors === 0 && viaSql.errors === 0;
+    if (!(ratioOk && p99Ok && errorsOk)) failed = true;
+    log(
+      `SQL: ${fmt(viaSql.rps)} q/s    p50 ${fmt(viaSql.p50)} ms  p99 ${fmt(viaSql.p99)} ms  (${viaSql.count} ok, ${viaSql.errors} errors)`,
+    );
+    log(`     CPU ms per query: ${cpuText(viaSql.cpuPerOp)}`);
+    log(
+      `API: ${fmt(viaApi.rps)} req/s  p50 ${fmt(viaApi.p50)} ms  p99 ${fmt(viaApi.p99)} ms  (${viaApi.count} ok, ${viaApi.errors} errors)`,
+    );
+    log(`     CPU ms per request: ${cpuText(viaApi.cpuPerOp)}`);
+    log(
+      `API/SQL throughput ratio ${fmt(ratio * 100, 0)} % (goal ≥ ${GOAL_RATIO * 100} %): ${ratioOk ? 'PASS' : 'FAIL'}; ` +
+        `API p99 ${fmt(viaApi.p99)} ms (goal ≤ ${GOAL_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}${errorsOk ? '' : '; ERRORS'}` +
+        `; load average now ${loadavg()[0]?.toFixed(1)}`,
+    );
+  } finally {
+    if (api) {
+      const child = api.child;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    }
+    await pool.end();
+    await db.destroy();
+  }
+  return { failed };
+}
