@@ -242,6 +242,9 @@ test('/openapi.json documents the catalogue with its JSON:API errors', async (t)
   t.truthy(list?.responses['404']?.content['application/vnd.api+json']);
   t.truthy(doc.paths['/sports/{id_or_slug}']?.get);
   t.truthy(doc.paths['/groups/{slug_or_id}']?.get);
+  const { Validator } = await import('@seriousme/openapi-schema-validator');
+  const result = await new Validator().validate(doc);
+  t.true(result.valid, JSON.stringify(result.errors));
 });
 
 test('the recommendations routes live on the catalogue router: JSON:API errors and HTTP caching', async (t) => {
