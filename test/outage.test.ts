@@ -15,8 +15,8 @@ import { createTestAccount, mintToken } from './helpers/tokens.ts';
 // service answers 503 with Retry-After in its own format; once it is back, the same process
 // serves again (no restart).
 
-/** A route of a JSON:API or Hydra service that reads the database (those services are not built yet). */
-function dbProbe(name: 'catalogue' | 'tracking', path: string, format: ErrorFormat): ServiceModule {
+/** A route of a Hydra service that reads the database (the tracking service is not built yet). */
+function dbProbe(name: 'tracking', path: string, format: ErrorFormat): ServiceModule {
   return {
     name,
     errorFormat: format,
@@ -37,7 +37,6 @@ const config = testConfig({ DATABASE_URL: postgres.url, RATE_LIMIT_ENABLED: 'fal
 const api: RunningApi = await startApi(config, {
   services: [
     ...SERVICES,
-    dbProbe('catalogue', '/sports/db-probe', 'jsonapi'),
     dbProbe('tracking', '/v2/db-probe', 'hydra'),
   ],
 });
@@ -61,7 +60,7 @@ const requests = {
       body: JSON.stringify(placeBody()),
     }),
   'accounts /api/me': () => fetch(`${api.url}/api/me`, { headers: bearer }),
-  'JSON:API service': () => fetch(`${api.url}/sports/db-probe`),
+  'JSON:API service': () => fetch(`${api.url}/sports/running`),
   'Hydra service': () => fetch(`${api.url}/v2/db-probe`),
 };
 

@@ -80,8 +80,12 @@ const SPECIAL_BODIES: Record<string, string> = {
   'a __proto__ member': '{"__proto__":{"staff":true}}',
 };
 
-/** The error dialect each path must answer in (README, Services). */
-function expectedFormat(path: string): 'problem' | 'jsonapi' | 'hydra' {
+/**
+ * The error dialect each path must answer in (README, Services), once resolved as the client
+ * sends it (`/sports/..` is `/`).
+ */
+function expectedFormat(raw: string): 'problem' | 'jsonapi' | 'hydra' {
+  const path = new URL(raw, 'http://api.test').pathname;
   if (/^\/v2(\/|$)/.test(path)) return 'hydra';
   if (/^\/(sports|groups)(\/|$)/.test(path)) return 'jsonapi';
   return 'problem';
