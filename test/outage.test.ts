@@ -35,10 +35,7 @@ function dbProbe(name: 'tracking', path: string, format: ErrorFormat): ServiceMo
 const postgres = await PrivatePostgres.create();
 const config = testConfig({ DATABASE_URL: postgres.url, RATE_LIMIT_ENABLED: 'false' });
 const api: RunningApi = await startApi(config, {
-  services: [
-    ...SERVICES,
-    dbProbe('tracking', '/v2/db-probe', 'hydra'),
-  ],
+  services: [...SERVICES, dbProbe('tracking', '/v2/db-probe', 'hydra')],
 });
 const setup = createDb(postgres.url, 1);
 const account = await createTestAccount(setup.db, ['staff']);
