@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { type CatalogueLanguage, preferredLanguages } from '../shared/catalogue/locale.ts';
 import { compileSportList } from '../shared/catalogue/sports.ts';
@@ -9,7 +7,14 @@ import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
-import { freePort } from '../shared/runtime/free-port.ts';
+import {
+  type BenchRequest,
+  benchDatabaseUrl,
+  combineRounds,
+  envNumber,
+  runAutocannon,
+  startApiProcess,
+} from './harness.ts';
 import { closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
 
 /**
@@ -19,27 +24,11 @@ import { closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, 
  * API ≥ 60 % of raw SQL throughput, API p99 ≤ 50 ms at concurrency 16.
  */
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-function env(name: string, fallback: number): number {
-  const v = process.env[name];
-  const n = v === undefined || v === '' ? fallback : Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number`);
-  return n;
-}
-
-function benchDatabaseUrl(): string {
-  if (process.env.BENCH_CATALOGUE_DATABASE_URL) return process.env.BENCH_CATALOGUE_DATABASE_URL;
-  const url = new URL(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/sports');
-  url.pathname = '/sports_bench_catalogue';
-  return url.toString();
-}
-
 const SETTINGS = {
-  durationS: env('BENCH_DURATION_S', 15),
-  warmupS: env('BENCH_WARMUP_S', 3),
-  connections: env('BENCH_CONNECTIONS', 16),
-  rounds: Math.max(1, Math.round(env('BENCH_ROUNDS', 3))),
+  durationS: envNumber('BENCH_DURATION_S', 15),
+  warmupS: envNumber('BENCH_WARMUP_S', 3),
+  connections: envNumber('BENCH_CONNECTIONS', 16),
+  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
 };
 const GOAL_RATIO = 0.6;
 const GOAL_P99_MS = 50;
@@ -57,88 +46,17 @@ const SEARCHES: { q: string; acceptLanguage: string }[] = [
   ...['ball', 'laufen', 'schwimm'].map((q) => ({ q, acceptLanguage: 'de, en;q=0.5' })),
 ];
 
-async function startApiProcess(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['api/main.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      DATABASE_POOL_MAX: String(SETTINGS.connections),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      SERVICES: 'catalogue',
-      RATE_LIMIT_ENABLED: 'false',
-      LOG_LEVEL: 'warn',
-      MIGRATE_ON_START: 'false',
-      SEED_ON_START: 'false',
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the API process exited with code ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) return { url, child };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill('SIGTERM');
-  throw new Error('the API did not answer /health within 30 s');
-}
-
-async function runAutocannon(url: string, durationS: number): Promise<LoadStats> {
-  let i = 0;
-  const result = await autocannon({
-    url,
-    connections: SETTINGS.connections,
-    duration: durationS,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (req: Record<string, unknown>) => {
-          const s = SEARCHES[i++ % SEARCHES.length] as (typeof SEARCHES)[number];
-          req.path = `/sports?q=${encodeURIComponent(s.q)}`;
-          req.headers = { ...(req.headers as object), 'accept-language': s.acceptLanguage };
-          return req;
-        },
-      },
-    ],
-  });
-  return {
-    rps: result['2xx'] / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    count: result['2xx'],
-    errors: result.non2xx + result.errors + result.timeouts,
-  };
-}
-
+/** One side's measures: load figures and CPU per operation of each process. */
 type Measured = LoadStats & { cpuPerOp: Record<string, number> };
 
-/** Rounds combined: throughput over all rounds, p50/p99 and CPU the median of the rounds. */
-function combineRounds(rounds: Measured[]): Measured {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
-  const count = rounds.reduce((n, r) => n + r.count, 0);
-  const seconds = rounds.reduce((n, r) => n + (r.rps > 0 ? r.count / r.rps : 0), 0);
-  const cpuPerOp: Record<string, number> = {};
-  for (const key of Object.keys(rounds[0]?.cpuPerOp ?? {}))
-    cpuPerOp[key] = median(rounds.map((r) => r.cpuPerOp[key] ?? Number.NaN));
-  return {
-    rps: count / seconds,
-    p50: median(rounds.map((r) => r.p50)),
-    p99: median(rounds.map((r) => r.p99)),
-    count,
-    errors: rounds.reduce((n, r) => n + r.errors, 0),
-    cpuPerOp,
-  };
-}
+/** The same searches as the API receives them. */
+const REQUESTS: BenchRequest[] = SEARCHES.map((s) => ({
+  path: `/sports?q=${encodeURIComponent(s.q)}`,
+  headers: { 'accept-language': s.acceptLanguage },
+}));
 
 export async function run(): Promise<{ failed: boolean }> {
-  const databaseUrl = benchDatabaseUrl();
+  const databaseUrl = benchDatabaseUrl('BENCH_CATALOGUE_DATABASE_URL', 'sports_bench_catalogue');
   const log = (s: string) => console.log(s);
   log(`catalogue-search benchmark on ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
   log(
@@ -172,7 +90,7 @@ export async function run(): Promise<{ failed: boolean }> {
       const q = compiled[i % compiled.length] as (typeof compiled)[number];
       return pool.query({ text: q.sql, values: [...q.parameters] });
     };
-    api = await startApiProcess(databaseUrl);
+    api = await startApiProcess(databaseUrl, 'catalogue', SETTINGS.connections);
     for (const [i, s] of SEARCHES.entries()) {
       const res = await fetch(`${api.url}/sports?q=${encodeURIComponent(s.q)}`, {
         headers: { 'accept-language': s.acceptLanguage },
@@ -197,7 +115,7 @@ export async function run(): Promise<{ failed: boolean }> {
       log(`EXPLAIN ANALYZE, q=${SEARCHES[0]?.q}:\n${plan.replace(/^/gm, '  | ')}`);
     }
     if (SETTINGS.warmupS > 0) {
-      await runAutocannon(api.url, SETTINGS.warmupS);
+      await runAutocannon(api.url, REQUESTS, SETTINGS.warmupS, SETTINGS.connections);
       await closedLoop(SETTINGS.connections, SETTINGS.warmupS, sqlTask);
     }
     const apiPid = api.child.pid ?? 0;
@@ -211,7 +129,7 @@ export async function run(): Promise<{ failed: boolean }> {
     const apiRounds: Measured[] = [];
     const sqlRounds: Measured[] = [];
     for (let r = 0; r < SETTINGS.rounds; r++) {
-      apiRounds.push(await withCpu(parties, () => runAutocannon(apiUrl, sliceS)));
+      apiRounds.push(await withCpu(parties, () => runAutocannon(apiUrl, REQUESTS, sliceS, SETTINGS.connections)));
       sqlRounds.push(await withCpu(parties, () => closedLoop(SETTINGS.connections, sliceS, sqlTask)));
     }
     const viaApi = combineRounds(apiRounds);

@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb } from '../shared/db/database.ts';
@@ -9,7 +7,7 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { parsePartnerSearch } from '../shared/partners/search-query.ts';
 import { compilePartnerSearch } from '../shared/partners/search-sql.ts';
-import { freePort } from '../shared/runtime/free-port.ts';
+import { benchDatabaseUrl, combineRounds, envNumber, runAutocannon, startApiProcess } from './harness.ts';
 import { type BenchCity, loadCities, populationSampler, prng } from './places-data.ts';
 import { closedLoop, fmt, type LoadStats } from './stats.ts';
 
@@ -20,31 +18,17 @@ import { closedLoop, fmt, type LoadStats } from './stats.ts';
  * Goals (2-core machine): API ≥ 60 % of raw SQL throughput, API p99 ≤ 50 ms at concurrency 16.
  */
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const num = (name: string, fallback: number) => {
-  const v = process.env[name];
-  const n = v === undefined || v === '' ? fallback : Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number`);
-  return n;
-};
 const SETTINGS = {
-  partners: num('BENCH_PARTNERS', 100_000),
-  durationS: num('BENCH_DURATION_S', 15),
-  warmupS: num('BENCH_WARMUP_S', 3),
-  rounds: Math.max(1, Math.round(num('BENCH_ROUNDS', 3))),
-  connections: num('BENCH_CONNECTIONS', 16),
+  partners: envNumber('BENCH_PARTNERS', 100_000),
+  durationS: envNumber('BENCH_DURATION_S', 15),
+  warmupS: envNumber('BENCH_WARMUP_S', 3),
+  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
+  connections: envNumber('BENCH_CONNECTIONS', 16),
 };
 const GOAL_RATIO = 0.6;
 const GOAL_P99_MS = 50;
 /** Bump when the generator changes: the data is reloaded. */
 const GENERATOR = 'partners-v1';
-
-function databaseUrl(): string {
-  if (process.env.BENCH_PARTNERS_DATABASE_URL) return process.env.BENCH_PARTNERS_DATABASE_URL;
-  const url = new URL(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/sports');
-  url.pathname = '/sports_bench_partners';
-  return url.toString();
-}
 
 /** A position around a city: Gaussian offset of 1 to 12 km, like bench/places-data.ts. */
 function around(city: BenchCity, random: () => number): [number, number] {
@@ -109,79 +93,8 @@ async function load(pool: pg.Pool, count: number, log: (s: string) => void): Pro
   log(`data: ${count} partners loaded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-async function startApi(url: string): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['api/main.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: url,
-      DATABASE_POOL_MAX: String(SETTINGS.connections),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      SERVICES: 'partners',
-      RATE_LIMIT_ENABLED: 'false',
-      LOG_LEVEL: 'warn',
-      MIGRATE_ON_START: 'false',
-      SEED_ON_START: 'false',
-    },
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the API process exited with code ${child.exitCode}`);
-    try {
-      if ((await fetch(`${base}/health`)).ok) return { url: base, child };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill('SIGTERM');
-  throw new Error('the API did not answer /health within 30 s');
-}
-
-async function viaApi(url: string, paths: string[], durationS: number): Promise<LoadStats> {
-  let i = 0;
-  const result = await autocannon({
-    url,
-    connections: SETTINGS.connections,
-    duration: durationS,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (req: Record<string, unknown>) => {
-          req.path = paths[i++ % paths.length];
-          return req;
-        },
-      },
-    ],
-  });
-  return {
-    rps: result['2xx'] / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    count: result['2xx'],
-    errors: result.non2xx + result.errors + result.timeouts,
-  };
-}
-
-function combine(rounds: LoadStats[]): LoadStats {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
-  const count = rounds.reduce((n, r) => n + r.count, 0);
-  const seconds = rounds.reduce((n, r) => n + (r.rps > 0 ? r.count / r.rps : 0), 0);
-  return {
-    rps: count / seconds,
-    p50: median(rounds.map((r) => r.p50)),
-    p99: median(rounds.map((r) => r.p99)),
-    count,
-    errors: rounds.reduce((n, r) => n + r.errors, 0),
-  };
-}
-
 export async function run(): Promise<{ failed: boolean }> {
-  const url = databaseUrl();
+  const url = benchDatabaseUrl('BENCH_PARTNERS_DATABASE_URL', 'sports_bench_partners');
   const log = (s: string) => console.log(s);
   log(`partners-search benchmark on ${url.replace(/\/\/[^@]*@/, '//')}`);
   log(
@@ -221,24 +134,24 @@ export async function run(): Promise<{ failed: boolean }> {
       const q = compiled[i % compiled.length] as (typeof compiled)[number];
       return pool.query({ name: q.name, text: q.sql, values: [...q.parameters] });
     };
-    api = await startApi(url);
+    api = await startApiProcess(url, 'partners', SETTINGS.connections);
     const probe = await fetch(`${api.url}${paths[0]}`);
     const body = (await probe.json()) as unknown[];
     log(`probe: GET ${paths[0]} → ${probe.status}, ${Array.isArray(body) ? body.length : 'not an array'} partners`);
     if (!probe.ok) throw new Error(`the API answered ${probe.status}`);
     if (SETTINGS.warmupS > 0) {
-      await viaApi(api.url, paths, SETTINGS.warmupS);
+      await runAutocannon(api.url, paths, SETTINGS.warmupS, SETTINGS.connections);
       await closedLoop(SETTINGS.connections, SETTINGS.warmupS, sqlTask);
     }
     const slice = Math.max(1, SETTINGS.durationS / SETTINGS.rounds);
     const apiRounds: LoadStats[] = [];
     const sqlRounds: LoadStats[] = [];
     for (let r = 0; r < SETTINGS.rounds; r++) {
-      apiRounds.push(await viaApi(api.url, paths, slice));
+      apiRounds.push(await runAutocannon(api.url, paths, slice, SETTINGS.connections));
       sqlRounds.push(await closedLoop(SETTINGS.connections, slice, sqlTask));
     }
-    const a = combine(apiRounds);
-    const s = combine(sqlRounds);
+    const a = combineRounds(apiRounds);
+    const s = combineRounds(sqlRounds);
     const first = compiled[0] as (typeof compiled)[number];
     const plan = (
       await pool.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${first.sql}`, [...first.parameters])

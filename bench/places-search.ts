@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb } from '../shared/db/database.ts';
@@ -12,7 +10,7 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { parseSearchQuery } from '../shared/places/search-query.ts';
 import { compileSearchQuery } from '../shared/places/search-sql.ts';
-import { freePort } from '../shared/runtime/free-port.ts';
+import { benchDatabaseUrl, combineRounds, envNumber, ROOT, runAutocannon, startApiProcess } from './harness.ts';
 import { loadCities, loadPlaces, populationSampler, prng } from './places-data.ts';
 import { bytes, closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
 
@@ -22,29 +20,13 @@ import { bytes, closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, process
  * Goals (2-core machine): API ≥ 60 % of raw SQL throughput, API p99 ≤ 50 ms at concurrency 16.
  */
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-function env(name: string, fallback: number): number {
-  const v = process.env[name];
-  const n = v === undefined || v === '' ? fallback : Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number`);
-  return n;
-}
-
-function benchDatabaseUrl(): string {
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
-  const url = new URL(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/sports');
-  url.pathname = '/sports_bench';
-  return url.toString();
-}
-
 const SETTINGS = {
-  places: env('BENCH_PLACES', 1_000_000),
-  durationS: env('BENCH_DURATION_S', 15),
-  warmupS: env('BENCH_WARMUP_S', 3),
-  connections: env('BENCH_CONNECTIONS', 16),
+  places: envNumber('BENCH_PLACES', 1_000_000),
+  durationS: envNumber('BENCH_DURATION_S', 15),
+  warmupS: envNumber('BENCH_WARMUP_S', 3),
+  connections: envNumber('BENCH_CONNECTIONS', 16),
   reload: process.env.BENCH_RELOAD === '1',
-  rounds: Math.max(1, Math.round(env('BENCH_ROUNDS', 3))),
+  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
   shapes: (process.env.BENCH_SHAPES ?? 'bbox,radius,filtered').split(',').map((s) => s.trim()),
 };
 
@@ -141,98 +123,13 @@ async function ensureFreshSchema(databaseUrl: string, log: (s: string) => void):
   }
 }
 
-async function startApiProcess(databaseUrl: string): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['api/main.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      DATABASE_POOL_MAX: String(SETTINGS.connections),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      SERVICES: 'places',
-      RATE_LIMIT_ENABLED: 'false',
-      LOG_LEVEL: 'warn',
-      MIGRATE_ON_START: 'false',
-      SEED_ON_START: 'false',
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the API process exited with code ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) return { url, child };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill('SIGTERM');
-  throw new Error('the API did not answer /health within 30 s');
-}
-
-async function runAutocannon(url: string, paths: string[], durationS: number): Promise<LoadStats> {
-  let i = 0;
-  const result = await autocannon({
-    url,
-    connections: SETTINGS.connections,
-    duration: durationS,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (req: Record<string, unknown>) => {
-          req.path = paths[i++ % paths.length];
-          return req;
-        },
-      },
-    ],
-  });
-  const ok = result['2xx'];
-  return {
-    rps: ok / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    count: ok,
-    errors: result.non2xx + result.errors + result.timeouts,
-  };
-}
-
-/**
- * Rounds of one side combined: throughput over all rounds; p50/p99 and CPU are the median of the
- * rounds' values (robust to one round disturbed by another process on this shared machine).
- */
-function combineRounds(
-  rounds: (LoadStats & { cpuPerOp: Record<string, number> })[],
-): LoadStats & { cpuPerOp: Record<string, number> } {
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s[Math.floor((s.length - 1) / 2)] ?? Number.NaN;
-  };
-  const count = rounds.reduce((n, r) => n + r.count, 0);
-  const seconds = rounds.reduce((n, r) => n + (r.rps > 0 ? r.count / r.rps : 0), 0);
-  const cpuPerOp: Record<string, number> = {};
-  for (const key of Object.keys(rounds[0]?.cpuPerOp ?? {}))
-    cpuPerOp[key] = median(rounds.map((r) => r.cpuPerOp[key] ?? Number.NaN));
-  return {
-    rps: count / seconds,
-    p50: median(rounds.map((r) => r.p50)),
-    p99: median(rounds.map((r) => r.p99)),
-    count,
-    errors: rounds.reduce((n, r) => n + r.errors, 0),
-    cpuPerOp,
-  };
-}
-
 /** Index names used by scan nodes of a plan. */
 function indexesUsed(plan: string): string[] {
   return [...plan.matchAll(/Index(?: Only)? Scan(?: Backward)? (?:using|on) (\S+)/g)].map((m) => m[1] as string);
 }
 
 export async function run(): Promise<{ failed: boolean }> {
-  const databaseUrl = benchDatabaseUrl();
+  const databaseUrl = benchDatabaseUrl('BENCH_DATABASE_URL', 'sports_bench');
   const log = (s: string) => console.log(s);
   log(`places-search benchmark on ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
   log(
@@ -271,7 +168,7 @@ export async function run(): Promise<{ failed: boolean }> {
     );
 
     const centres = origins();
-    api = await startApiProcess(databaseUrl);
+    api = await startApiProcess(databaseUrl, 'places', SETTINGS.connections);
     const summary: string[] = [];
     for (const shape of SHAPES.filter((s) => SETTINGS.shapes.includes(s.name))) {
       log(`\n=== ${shape.name}: ${shape.describe}`);
@@ -297,7 +194,7 @@ export async function run(): Promise<{ failed: boolean }> {
         return pool.query({ ...(q.name ? { name: q.name } : {}), text: q.sql, values: [...q.parameters] });
       };
       if (SETTINGS.warmupS > 0) {
-        if (apiUp) await runAutocannon(api.url, paths, SETTINGS.warmupS);
+        if (apiUp) await runAutocannon(api.url, paths, SETTINGS.warmupS, SETTINGS.connections);
         await closedLoop(SETTINGS.connections, SETTINGS.warmupS, sqlTask);
       }
       // CPU ms per request of each party (Linux /proc): where the 2 cores go.
@@ -313,7 +210,8 @@ export async function run(): Promise<{ failed: boolean }> {
       const apiRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
       const sqlRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
       for (let r = 0; r < SETTINGS.rounds; r++) {
-        if (apiUp) apiRounds.push(await withCpu(parties, () => runAutocannon(apiUrl, paths, sliceS)));
+        if (apiUp)
+          apiRounds.push(await withCpu(parties, () => runAutocannon(apiUrl, paths, sliceS, SETTINGS.connections)));
         sqlRounds.push(await withCpu(parties, () => closedLoop(SETTINGS.connections, sliceS, sqlTask)));
       }
       const viaApi = apiUp ? combineRounds(apiRounds) : undefined;

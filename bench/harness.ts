@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { freePort } from '../shared/runtime/free-port.ts';
+import type { LoadStats } from './stats.ts';
+
+/** What every benchmark shares: settings from the environment, the API as its own process, load, rounds. */
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** A numeric setting from the environment (`BENCH_DURATION_S`...), or its default. */
+export function envNumber(name: string, fallback: number): number {
+  const v = process.env[name];
+  const n = v === undefined || v === '' ? fallback : Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number`);
+  return n;
+}
+
+/** The benchmark's own database: `variable` when set, else `database` on DATABASE_URL's server. */
+export function benchDatabaseUrl(variable: string, database: string): string {
+  if (process.env[variable]) return process.env[variable] as string;
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/sports');
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/**
+ * The API as production runs it (its own process, NODE_ENV=production, no rate limits, warn logs),
+ * with only `services` mounted, once it answers /health.
+ */
+export async function startApiProcess(
+  databaseUrl: string,
+  services: string,
+  poolMax: number,
+): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['api/main.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      DATABASE_POOL_MAX: String(poolMax),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      SERVICES: services,
+      RATE_LIMIT_ENABLED: 'false',
+      LOG_LEVEL: 'warn',
+      MIGRATE_ON_START: 'false',
+      SEED_ON_START: 'false',
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the API process exited with code ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) return { url, child };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGTERM');
+  throw new Error('the API did not answer /health within 30 s');
+}
+
+/** One request of a rotation: a path and, when needed, headers. */
+export interface BenchRequest {
+  path: string;
+  headers?: Record<string, string>;
+}
+
+/** GETs through the API with autocannon, rotating over `requests`; 2xx answers count. */
+export async function runAutocannon(
+  url: string,
+  requests: readonly (string | BenchRequest)[],
+  durationS: number,
+  connections: number,
+): Promise<LoadStats> {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    connections,
+    duration: durationS,
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req: Record<string, unknown>) => {
+          const next = requests[i++ % requests.length] as string | BenchRequest;
+          if (typeof next === 'string') req.path = next;
+          else {
+            req.path = next.path;
+            if (next.headers) req.headers = { ...(req.headers as object), ...next.headers };
+          }
+          return req;
+        },
+      },
+    ],
+  });
+  const ok = result['2xx'];
+  return {
+    rps: ok / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    count: ok,
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+/**
+ * Rounds of one side combined: throughput over all rounds; p50/p99 and CPU are the median of the
+ * rounds' values (robust to one round disturbed by another process on this shared machine).
+ */
+export function combineRounds<T extends LoadStats & { cpuPerOp?: Record<string, number> }>(rounds: T[]): T {
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.floor((s.length - 1) / 2)] ?? Number.NaN;
+  };
+  const count = rounds.reduce((n, r) => n + r.count, 0);
+  const seconds = rounds.reduce((n, r) => n + (r.rps > 0 ? r.count / r.rps : 0), 0);
+  const combined = {
+    rps: count / seconds,
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    count,
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+  } as T;
+  const first = rounds[0]?.cpuPerOp;
+  if (first) {
+    const cpuPerOp: Record<string, number> = {};
+    for (const key of Object.keys(first)) cpuPerOp[key] = median(rounds.map((r) => r.cpuPerOp?.[key] ?? Number.NaN));
+    combined.cpuPerOp = cpuPerOp;
+  }
+  return combined;
+}
