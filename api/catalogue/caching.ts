@@ -35,18 +35,3 @@ function matches(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch.trim() === '*') return true;
   return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
-
-/**
- * Rewrites the query string in its canonical percent-encoding (`page[size]` becomes
- * `page%5Bsize%5D`), so the `links` the documents echo are valid URIs whatever the client sent.
- * The parsed parameters are unchanged.
- */
-export function canonicalQuery(): Middleware {
-  return async (ctx, next) => {
-    if (ctx.querystring) {
-      const canonical = new URLSearchParams(ctx.querystring).toString();
-      if (canonical !== ctx.querystring) ctx.querystring = canonical;
-    }
-    await next();
-  };
-}

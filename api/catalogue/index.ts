@@ -14,7 +14,7 @@ import { Compound, related } from '../http/formats/jsonapi.ts';
 import { Resource } from '../http/resource.ts';
 import { ApiRouter } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
-import { canonicalQuery, catalogueCaching } from './caching.ts';
+import { catalogueCaching } from './caching.ts';
 import { addRecommendationRoutes } from './recommendations.ts';
 
 const id = (type: string, n: number) => ({ type, id: String(n) });
@@ -119,7 +119,7 @@ export const catalogueService: ServiceModule = {
       errorFormat: 'jsonapi',
       registry: app.registry,
       tag: 'catalogue',
-      middleware: [canonicalQuery(), catalogueCaching()],
+      middleware: [catalogueCaching()],
     });
     const languagesOf = (ctx: { get: (h: string) => string }) => preferredLanguages(ctx.get('accept-language'));
 

@@ -1,13 +1,21 @@
 import type { Page, RequestView } from './format.ts';
 
+/**
+ * The query string as sent, with what a URI may not hold percent-encoded (`page[size]` becomes
+ * `page%5Bsize%5D`, a raw space `%20`), so links are valid URIs; everything else is kept as is.
+ */
+export function uriQuery(querystring: string): string {
+  return querystring.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]/g, (c) => encodeURIComponent(c));
+}
+
 /** Absolute URL of the request itself. */
 export function selfUrl(req: RequestView): string {
-  return `${req.baseUrl}${req.path}${req.querystring ? `?${req.querystring}` : ''}`;
+  return `${req.baseUrl}${selfIri(req)}`;
 }
 
 /** Path-only IRI of the request (JSON-LD `@id`s are relative to the API, as API Platform writes them). */
 export function selfIri(req: RequestView): string {
-  return `${req.path}${req.querystring ? `?${req.querystring}` : ''}`;
+  return `${req.path}${req.querystring ? `?${uriQuery(req.querystring)}` : ''}`;
 }
 
 /** The request with another page number, every other parameter kept (and the limit made explicit). */
