@@ -231,6 +231,7 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
         'Invalid request (each problem names its parameter or field)',
       );
     const security: Security[] = access === 'bearer' ? ['bearer'] : [];
+    const contentType = this.#contentType();
     this.#router.add<Q, P extends z.ZodType ? P : never, B>({
       method,
       path,
@@ -253,7 +254,7 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
           return;
         }
         ctx.body = body;
-        ctx.type = this.#contentType();
+        ctx.type = contentType;
       },
     });
     return this;
