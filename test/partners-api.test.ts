@@ -1,11 +1,8 @@
 import test from 'ava';
-import { partnersService } from '../api/partners/index.ts';
-import { placesService } from '../api/places/index.ts';
 import { startTestApi } from './helpers/app.ts';
 import { call, createPlace, paths } from './helpers/places.ts';
 
-// Only the services these tests need (others may be mid-change in the tree).
-const api = await startTestApi(null, { services: [placesService, partnersService] });
+const api = await startTestApi(null);
 const staff = await api.account(['staff']);
 const user = await api.account(['user']);
 const partnerAccount = await api.account(['partner']);
@@ -210,4 +207,25 @@ test('the service is in /openapi.json with its operations', async (t) => {
   const doc = (await (await api.fetch('/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };
   t.deepEqual(Object.keys(doc.paths['/api/v1/partners'] ?? {}).sort(), ['get', 'post']);
   t.deepEqual(Object.keys(doc.paths['/api/v1/partners/{partner_id}'] ?? {}).sort(), ['delete', 'get', 'post', 'put']);
+});
+
+test('places: the partner field must name a partner of this service (422 body.partner otherwise)', async (t) => {
+  await post(body({ slug: 'known-partner' }));
+  const place = await createPlace(api, staff.token);
+  const bad = await call(api, 'PUT', `/places/${place.uuid}`, {
+    token: partnerAccount.token,
+    body: { partner: 'nobody-here' },
+  });
+  t.is(bad.status, 422);
+  t.deepEqual(paths(bad), ['body.partner']);
+  const ok = await call(api, 'PUT', `/places/${place.uuid}`, {
+    token: partnerAccount.token,
+    body: { partner: 'known-partner' },
+  });
+  t.is(ok.body.properties.partner, 'known-partner');
+  const cleared = await call(api, 'PUT', `/places/${place.uuid}`, {
+    token: partnerAccount.token,
+    body: { partner: null },
+  });
+  t.is(cleared.body.properties.partner, null);
 });
