@@ -14,6 +14,7 @@ import {
   envNumber,
   runAutocannon,
   startApiProcess,
+  stopApiProcess,
 } from './harness.ts';
 import { closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
 
@@ -153,12 +154,7 @@ export async function run(): Promise<{ failed: boolean }> {
         `; load average now ${loadavg()[0]?.toFixed(1)}`,
     );
   } finally {
-    if (api) {
-      const child = api.child;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    }
+    if (api) await stopApiProcess(api.child);
     await pool.end();
     await db.destroy();
   }

@@ -134,3 +134,10 @@ export function combineRounds<T extends LoadStats & { cpuPerOp?: Record<string, 
   }
   return combined;
 }
+
+/** Stops the API process (SIGTERM, then at most 10 s for it to finish its requests). */
+export async function stopApiProcess(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+}

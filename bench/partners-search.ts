@@ -7,7 +7,14 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { parsePartnerSearch } from '../shared/partners/search-query.ts';
 import { compilePartnerSearch } from '../shared/partners/search-sql.ts';
-import { benchDatabaseUrl, combineRounds, envNumber, runAutocannon, startApiProcess } from './harness.ts';
+import {
+  benchDatabaseUrl,
+  combineRounds,
+  envNumber,
+  runAutocannon,
+  startApiProcess,
+  stopApiProcess,
+} from './harness.ts';
 import { type BenchCity, loadCities, populationSampler, prng } from './places-data.ts';
 import { closedLoop, fmt, type LoadStats } from './stats.ts';
 
@@ -175,12 +182,7 @@ export async function run(): Promise<{ failed: boolean }> {
         ` ${`${fmt(ratio * 100, 0)} %`.padStart(6)}  ratio ${ratioOk ? 'PASS' : 'FAIL'} (≥ ${GOAL_RATIO * 100} %), p99 ${p99Ok ? 'PASS' : 'FAIL'} (≤ ${GOAL_P99_MS} ms), plan ${planOk ? 'PASS' : 'FAIL'}${errorsOk ? '' : `, ERRORS api ${a.errors} sql ${s.errors}`}`,
     );
   } finally {
-    if (api) {
-      const child = api.child;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    }
+    if (api) await stopApiProcess(api.child);
     await pool.end();
     await db.destroy();
   }

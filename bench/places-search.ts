@@ -10,7 +10,15 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { parseSearchQuery } from '../shared/places/search-query.ts';
 import { compileSearchQuery } from '../shared/places/search-sql.ts';
-import { benchDatabaseUrl, combineRounds, envNumber, ROOT, runAutocannon, startApiProcess } from './harness.ts';
+import {
+  benchDatabaseUrl,
+  combineRounds,
+  envNumber,
+  ROOT,
+  runAutocannon,
+  startApiProcess,
+  stopApiProcess,
+} from './harness.ts';
 import { loadCities, loadPlaces, populationSampler, prng } from './places-data.ts';
 import { bytes, closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, withCpu } from './stats.ts';
 
@@ -137,7 +145,7 @@ export async function run(): Promise<{ failed: boolean }> {
       `warmup=${SETTINGS.warmupS}s, concurrency=${SETTINGS.connections}; ${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(1)}`,
   );
   await ensureFreshSchema(databaseUrl, log);
-  const { db, pool: kyselyPool } = createDb(databaseUrl, 2);
+  const { db } = createDb(databaseUrl, 2);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: SETTINGS.connections });
   let api: { url: string; child: ChildProcess } | undefined;
   let failed = false;
@@ -271,15 +279,9 @@ export async function run(): Promise<{ failed: boolean }> {
     log('shape      API r/s API p50 API p99  SQL q/s SQL p50 SQL p99  ratio  goals');
     for (const line of summary) log(line);
   } finally {
-    if (api) {
-      const child = api.child;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    }
+    if (api) await stopApiProcess(api.child);
     await pool.end();
     await db.destroy();
-    void kyselyPool;
   }
   return { failed };
 }
