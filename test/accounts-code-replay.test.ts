@@ -92,15 +92,19 @@ async function raceOnce(t: import('ava').ExecutionContext, redeem: () => Promise
   return bodies.find((b) => typeof b.access_token === 'string');
 }
 
-test('POST /token: one of 8 concurrent redemptions of a code wins, the others get invalid_grant', async (t) => {
-  const { verifier, challenge } = pkce();
-  const code = await authorizationCode(api.url, {
+/** A new authorization code for the test account and client. */
+const freshCode = (extra: { codeChallenge?: string; path?: '/authorize' | '/oauth/authorize' }) =>
+  authorizationCode(api.url, {
     clientId: client.client_id,
     redirectUri: REDIRECT_URI,
     email,
     password: PASSWORD,
-    codeChallenge: challenge,
+    ...extra,
   });
+
+test('POST /token: one of 8 concurrent redemptions of a code wins, the others get invalid_grant', async (t) => {
+  const { verifier, challenge } = pkce();
+  const code = await freshCode({ codeChallenge: challenge });
   const grantId = await grantOf(code);
   const tokens = await raceOnce(t, () => postToken(code, verifier));
   t.truthy(tokens?.id_token);
@@ -112,13 +116,7 @@ test('POST /token: one of 8 concurrent redemptions of a code wins, the others ge
 });
 
 test('GET /oauth/accessToken: one of 8 concurrent redemptions of a code wins, the others get invalid_grant', async (t) => {
-  const code = await authorizationCode(api.url, {
-    clientId: client.client_id,
-    redirectUri: REDIRECT_URI,
-    email,
-    password: PASSWORD,
-    path: '/oauth/authorize',
-  });
+  const code = await freshCode({ path: '/oauth/authorize' });
   const grantId = await grantOf(code);
   const tokens = await raceOnce(t, () => getAccessToken(code));
   t.deepEqual(Object.keys(tokens ?? {}), ['access_token']);
@@ -127,13 +125,7 @@ test('GET /oauth/accessToken: one of 8 concurrent redemptions of a code wins, th
 
 test('a code presented again after a successful exchange is refused and its grant revoked', async (t) => {
   const { verifier, challenge } = pkce();
-  const code = await authorizationCode(api.url, {
-    clientId: client.client_id,
-    redirectUri: REDIRECT_URI,
-    email,
-    password: PASSWORD,
-    codeChallenge: challenge,
-  });
+  const code = await freshCode({ codeChallenge: challenge });
   const grantId = await grantOf(code);
   t.is((await postToken(code, verifier)).status, 200);
   t.true((await grantRows(grantId)) > 0);
