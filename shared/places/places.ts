@@ -64,12 +64,6 @@ export async function findPlace(db: Db, uuidOrSlug: string, viewer?: Viewer): Pr
   return q.executeTakeFirst();
 }
 
-/** A place by uuid whatever its status (callers decide what the viewer may do). */
-export async function findPlaceAnyStatus(db: Db, uuid: string): Promise<PlaceRow | undefined> {
-  if (!isUuid(uuid)) return undefined;
-  return placeQuery(db).where('p.uuid', '=', uuid).executeTakeFirst();
-}
-
 export async function placeActivities(db: Db, placeIds: number[]): Promise<ActivityRow[]> {
   if (!placeIds.length) return [];
   return activityQuery(db).where('a.place_id', 'in', placeIds).orderBy('a.sport_id').execute();

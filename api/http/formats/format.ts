@@ -40,12 +40,6 @@ export interface Related {
   items: readonly unknown[];
 }
 
-/** What a handler returns to add compound members to a JSON:API document. */
-export interface WithIncluded<T> {
-  data: T;
-  included: Related[];
-}
-
 /** How an item becomes a JSON:API resource object. */
 export interface JsonApiView<T> {
   /** The JSON:API `type` member. */
