@@ -4,6 +4,7 @@ import { partnersService } from './partners/index.ts';
 import { placesService } from './places/index.ts';
 import { placesPicturesService } from './places/pictures.ts';
 import type { ServiceModule } from './service-module.ts';
+import { trackingService } from './tracking/index.ts';
 
 /** Every service this build ships; the API mounts those named in SERVICES. */
 export const SERVICES: ServiceModule[] = [
@@ -12,4 +13,5 @@ export const SERVICES: ServiceModule[] = [
   accountsService,
   catalogueService,
   partnersService,
+  trackingService,
 ];

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { type Access, accessMiddleware } from './access.ts';
-import type { Principal, TokenVerifier } from './auth.ts';
+import { type Access, accessCanRefuse, accessMiddleware, accessSecurity } from './access.ts';
+import type { Principal } from './auth.ts';
 import { errorResponse } from './error-schemas.ts';
 import type { HydraView, JsonApiView, Page, RequestView, ResourceFormat, Serializer } from './formats/format.ts';
 import { geojsonSerializer } from './formats/geojson.ts';
@@ -10,7 +10,7 @@ import { hydraSerializer } from './formats/hydra.ts';
 import { jsonSerializer } from './formats/json.ts';
 import { jsonApiSerializer } from './formats/jsonapi.ts';
 import type { HttpMethod } from './openapi.ts';
-import type { ApiRouter, ResponseSpec, Security } from './route.ts';
+import type { ApiRouter, ResponseSpec } from './route.ts';
 
 type AnyObject = z.ZodObject;
 type Undef = z.ZodUndefined;
@@ -94,13 +94,17 @@ interface RemoveSpec<P extends AnyObject> extends OperationSpec<Undef, P, Undef,
  */
 export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
   readonly #router: ApiRouter;
-  readonly #verifier: TokenVerifier;
+  readonly #app: Pick<AppContext, 'verifier' | 'db'>;
   readonly #options: ResourceOptions<CP, IP>;
   readonly #baseUrl: string;
 
-  constructor(router: ApiRouter, app: Pick<AppContext, 'verifier' | 'config'>, options: ResourceOptions<CP, IP>) {
+  constructor(
+    router: ApiRouter,
+    app: Pick<AppContext, 'verifier' | 'db' | 'config'>,
+    options: ResourceOptions<CP, IP>,
+  ) {
     this.#router = router;
-    this.#verifier = app.verifier;
+    this.#app = app;
     this.#options = options;
     this.#baseUrl = app.config.PUBLIC_URL;
   }
@@ -220,8 +224,8 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     const access = spec.access ?? shape.access;
     const format = this.#router.errorFormat;
     const errors: Record<number, ResponseSpec> = {};
-    if (access === 'bearer') errors[401] = errorResponse(format, 'Missing or invalid token');
-    if (access === 'optional') errors[401] = errorResponse(format, 'Invalid token (a token is optional here)');
+    const refusal = accessCanRefuse(access);
+    if (refusal) errors[401] = errorResponse(format, refusal);
     if (shape.item || params) errors[404] = errorResponse(format, this.#options.notFound ?? 'Not found');
     for (const [status, text] of Object.entries(spec.errors ?? {}))
       errors[Number(status)] = errorResponse(format, text);
@@ -230,7 +234,7 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
         format,
         'Invalid request (each problem names its parameter or field)',
       );
-    const security: Security[] = access === 'bearer' ? ['bearer'] : [];
+    const security = accessSecurity(access);
     const contentType = this.#contentType();
     this.#router.add<Q, P extends z.ZodType ? P : never, B>({
       method,
@@ -243,7 +247,7 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
       ...(params ? { params: params as P extends z.ZodType ? P : never } : {}),
       ...(spec.body ? { body: spec.body } : {}),
       ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),
-      middleware: accessMiddleware(this.#verifier, access),
+      middleware: accessMiddleware(this.#app, access),
       responses: { ...this.#typed(shape.success), ...this.#typed(spec.responses ?? {}), ...errors },
       handler: async (ctx, input) => {
         if (shape.status) ctx.status = shape.status;

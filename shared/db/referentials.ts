@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { seedCities } from '../places/cities.ts';
 import type { Db } from './database.ts';
+import type { Database } from './schema/index.ts';
 import type { LocalizedNames, PlaceFilterType } from './schema/referentials.ts';
 
 /** The committed referential files (built from the team reference data by scripts/build-referentials.mjs; sources in shared/referentials/PROVENANCE.md). */
@@ -42,6 +43,11 @@ interface DatatypeFile {
   cumulable: boolean;
   active: boolean;
 }
+interface TrackingDevicesFile {
+  connectors: { id: number; connector: string; version: string | null; names: LocalizedNames }[];
+  deviceModels: { id: number; brand: string; serialRange: string | null; names: LocalizedNames }[];
+  firmwares: { id: number; modelId: number; version: string; revisionDate: string | null; isLastFirmware: boolean }[];
+}
 interface PlacesFile {
   tags: string[];
   filters: { slug: string; type: PlaceFilterType; values?: string[] }[];
@@ -67,12 +73,13 @@ export interface SeedCounts {
  * edit them through the places API.
  */
 export async function seedReferentials(db: Db, dir = REFERENTIALS_DIR): Promise<SeedCounts> {
-  const [universes, sports, groups, datatypes, places] = await Promise.all([
+  const [universes, sports, groups, datatypes, places, devices] = await Promise.all([
     load<UniverseFile[]>('universes.json', dir),
     load<SportFile[]>('sports.json', dir),
     load<GroupFile[]>('groups.json', dir),
     load<DatatypeFile[]>('datatypes.json', dir),
     load<PlacesFile>('places-tags-filters.json', dir),
+    load<TrackingDevicesFile>('tracking-devices.json', dir),
   ]);
   await db.transaction().execute(async (trx) => {
     await trx
@@ -179,6 +186,7 @@ export async function seedReferentials(db: Db, dir = REFERENTIALS_DIR): Promise<
         .values(allowedFilters)
         .onConflict((oc) => oc.doNothing())
         .execute();
+    await seedTrackingDevices(trx, devices);
   });
   await seedCities(db);
   return {
@@ -189,4 +197,68 @@ export async function seedReferentials(db: Db, dir = REFERENTIALS_DIR): Promise<
     tags: places.tags.length,
     filters: places.filters.length,
   };
+}
+
+/** Connectors, device models and firmwares of the tracking service, upserted by id. */
+async function seedTrackingDevices(trx: Transaction<Database>, file: TrackingDevicesFile): Promise<void> {
+  const touched = { updated_at: sql<Date>`now()` };
+  await trx
+    .insertInto('connectors')
+    .values(
+      file.connectors.map((c) => ({
+        id: c.id,
+        connector: c.connector,
+        version: c.version,
+        names: JSON.stringify(c.names),
+      })),
+    )
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        connector: eb.ref('excluded.connector'),
+        version: eb.ref('excluded.version'),
+        names: eb.ref('excluded.names'),
+        ...touched,
+      })),
+    )
+    .execute();
+  await trx
+    .insertInto('device_models')
+    .values(
+      file.deviceModels.map((m) => ({
+        id: m.id,
+        brand: m.brand,
+        serial_range: m.serialRange,
+        names: JSON.stringify(m.names),
+      })),
+    )
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        brand: eb.ref('excluded.brand'),
+        serial_range: eb.ref('excluded.serial_range'),
+        names: eb.ref('excluded.names'),
+        ...touched,
+      })),
+    )
+    .execute();
+  await trx
+    .insertInto('firmwares')
+    .values(
+      file.firmwares.map((f) => ({
+        id: f.id,
+        model_id: f.modelId,
+        version: f.version,
+        revision_date: f.revisionDate ? new Date(f.revisionDate) : null,
+        is_last_firmware: f.isLastFirmware,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        model_id: eb.ref('excluded.model_id'),
+        version: eb.ref('excluded.version'),
+        revision_date: eb.ref('excluded.revision_date'),
+        is_last_firmware: eb.ref('excluded.is_last_firmware'),
+        ...touched,
+      })),
+    )
+    .execute();
 }

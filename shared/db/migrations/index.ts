@@ -9,6 +9,7 @@ import * as m0022 from './0022_places_search.ts';
 import * as m0030 from './0030_catalogue.ts';
 import * as m0031 from './0031_recommendations.ts';
 import * as m0032 from './0032_partners.ts';
+import * as m0040 from './0040_tracking.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0030_catalogue': m0030,
   '0031_recommendations': m0031,
   '0032_partners': m0032,
+  '0040_tracking': m0040,
 };

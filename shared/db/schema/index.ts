@@ -5,6 +5,7 @@ import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
 import type { RecommendationTables } from './recommendations.ts';
 import type { ReferentialTables } from './referentials.ts';
+import type { TrackingTables } from './tracking.ts';
 
 /** The whole database as Kysely sees it: one interface per area, merged here. */
 export interface Database
@@ -17,3 +18,6 @@ export interface Database
 
 /** The recommendations job's tables (declaration merging: one line per area, no shared line to edit). */
 export interface Database extends RecommendationTables {}
+
+/** The tracking data service's tables (migration 0040). */
+export interface Database extends TrackingTables {}

@@ -1,0 +1,35 @@
+import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
+import { ApiRouter } from '../http/route.ts';
+import type { ServiceModule } from '../service-module.ts';
+import { activitiesResource } from './activities.ts';
+import { devicesResource } from './devices.ts';
+import { documentationRoutes } from './docs.ts';
+import { measuresResource } from './measures.ts';
+import { recordsResource } from './records.ts';
+import { referentialResources } from './referentials.ts';
+import { uploadRoute } from './upload.ts';
+import { usersResource } from './users.ts';
+
+/** The tracking data service, JSON-LD / Hydra under /v2 (see docs/tracking.md). */
+export const trackingService: ServiceModule = {
+  name: 'tracking',
+  errorFormat: 'hydra',
+  prefixes: [TRACKING_PREFIX],
+  routers: (app) => {
+    const router = new ApiRouter({
+      prefix: TRACKING_PREFIX,
+      errorFormat: 'hydra',
+      registry: app.registry,
+      tag: 'tracking',
+    });
+    documentationRoutes(router, app);
+    usersResource(router, app);
+    referentialResources(router, app);
+    devicesResource(router, app);
+    activitiesResource(router, app);
+    measuresResource(router, app);
+    recordsResource(router, app);
+    uploadRoute(router, app);
+    return [router.router];
+  },
+};
