@@ -17,6 +17,21 @@ export type RecommendationsJobPayload = {
 };
 
 /**
+ * A tracking activity was created, changed or deleted (queue `records`): the user's records of
+ * its sport are brought up to date. Written in the transaction of the change.
+ */
+export type ActivityChangedJobPayload = {
+  activityId: string;
+  userId: string;
+  sportId: number;
+  /** The activity's version after the change (deleted: the version it had, plus one). */
+  version: number;
+  change: 'created' | 'updated' | 'deleted';
+  /** The sport before an update that changed it (its records must be recomputed too), else null. */
+  previousSportId: number | null;
+};
+
+/**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
  */
@@ -34,6 +49,7 @@ type Checked<
  * can be enqueued to an unlisted queue, and WORKER_QUEUES=all runs every queue listed here.
  */
 export type JobPayloads = Checked<{
+  records: { 'activity-changed': ActivityChangedJobPayload };
   thumbnails: { 'activity-thumbnail': ThumbnailJobPayload };
   recommendations: { 'compute-all': RecommendationsJobPayload };
 }>;
@@ -47,6 +63,10 @@ export type JobPayload<Q extends JobQueue, N extends JobName<Q>> = JobPayloads[Q
  * a row relayed twice (a relay crash between add and mark) makes one job.
  */
 const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N>) => string } } = {
+  records: {
+    // One job per activity version: a change relayed twice makes one job, each new change its own.
+    'activity-changed': ({ activityId, version }) => `records-${activityId}-v${version}`,
+  },
   thumbnails: {
     // One job per stored original (a new upload has a new path, hence its own job).
     'activity-thumbnail': ({ imagePath }) => `thumb-${imagePath.replace(/[^A-Za-z0-9_-]/g, '_')}`,

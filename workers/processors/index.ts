@@ -3,6 +3,7 @@ import type { Config } from '../../shared/config.ts';
 import type { JobQueue } from '../../shared/queue/jobs.ts';
 import type { Processors } from '../processor.ts';
 import { recommendationsProcessor, scheduleRecommendations } from './recommendations.ts';
+import { recordsProcessor } from './records.ts';
 import { thumbnailsProcessor } from './thumbnails.ts';
 
 /**
@@ -10,6 +11,7 @@ import { thumbnailsProcessor } from './thumbnails.ts';
  * queue and a handler per job name; the worker checks it again at start (see checkProcessors).
  */
 export const PROCESSORS: Processors = {
+  records: recordsProcessor,
   thumbnails: thumbnailsProcessor,
   recommendations: recommendationsProcessor,
 };
