@@ -21,6 +21,7 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
 };
 
 const noop: Processors = {
+  records: { 'activity-changed': async () => null },
   thumbnails: { 'activity-thumbnail': async () => null },
   recommendations: { 'compute-all': async () => null },
 };
@@ -28,13 +29,18 @@ const thumbnailJob = (activityId: number) =>
   job('thumbnails', 'activity-thumbnail', { activityId, imagePath: `places/p/121/img-${activityId}.png` });
 
 test('selectQueues runs the named queues that have jobs; naming a queue without jobs explicitly is an error', (t) => {
-  const config = testConfig({ WORKER_QUEUES: 'records,thumbnails' });
+  const config = testConfig({ WORKER_QUEUES: 'exports,thumbnails' });
   t.deepEqual(selectQueues(config, noop, false), ['thumbnails']);
   t.throws(() => selectQueues(config, noop, true), {
     instanceOf: ConfigError,
-    message: 'WORKER_QUEUES: no jobs in this build for records (queues with jobs: thumbnails, recommendations)',
+    message:
+      'WORKER_QUEUES: no jobs in this build for exports (queues with jobs: records, thumbnails, recommendations)',
   });
-  t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), noop, false), ['thumbnails', 'recommendations']);
+  t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), noop, false), [
+    'records',
+    'thumbnails',
+    'recommendations',
+  ]);
 });
 
 test('WORKER_QUEUES is explicit unless unset, empty or all', (t) => {
@@ -90,6 +96,7 @@ test('an outbox row becomes a processed job; SIGTERM-style close lets the active
   });
   let finished = false;
   const processors: Processors = {
+    records: noop.records,
     thumbnails: {
       'activity-thumbnail': async (job) => {
         seen.push(job.data);
