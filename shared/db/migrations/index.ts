@@ -10,6 +10,7 @@ import * as m0030 from './0030_catalogue.ts';
 import * as m0031 from './0031_recommendations.ts';
 import * as m0032 from './0032_partners.ts';
 import * as m0040 from './0040_tracking.ts';
+import * as m0041 from './0041_tracking_devices.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0031_recommendations': m0031,
   '0032_partners': m0032,
   '0040_tracking': m0040,
+  '0041_tracking_devices': m0041,
 };
