@@ -1,42 +1,16 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import Router from '@koa/router';
 import type { Config } from '../../shared/config.ts';
-import { MEDIA_TYPES, resolveStoragePath } from '../../shared/media/storage.ts';
-import { notFound } from '../http/errors.ts';
+import { sendStorageFile } from '../http/storage-files.ts';
 
 /**
- * GET /media/<path>: the files under STORAGE_DIR (activity pictures and their thumbnails).
- * Only plain relative paths to files we could have written are served (no `..`, no dot files,
- * known image extensions); anything else is a 404 in problem+json. File names are random and a
- * name's content never changes, so responses are cacheable for a year.
+ * GET /media/<path>: the files under STORAGE_DIR (activity pictures and their thumbnails), 404 in
+ * problem+json for anything we could not have written (api/http/storage-files.ts).
  */
 export function mediaRouter(config: Pick<Config, 'STORAGE_DIR'>): Router {
   const router = new Router();
   router.get('/media/*path', async (ctx) => {
     ctx.state.errorFormat = 'problem';
-    const relative = String(ctx.params.path ?? '');
-    const type = MEDIA_TYPES[path.extname(relative).toLowerCase()];
-    const full = type ? resolveStoragePath(config.STORAGE_DIR, relative) : undefined;
-    const info = full ? await stat(full).catch(() => undefined) : undefined;
-    if (!full || !info?.isFile()) throw notFound(`No media file at ${ctx.path}`);
-    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
-    ctx.set('ETag', `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`);
-    ctx.lastModified = info.mtime;
-    ctx.type = type as string;
-    ctx.status = 200; // ctx.fresh only compares validators on a 2xx response
-    if (ctx.fresh) {
-      ctx.status = 304;
-      return;
-    }
-    if (ctx.method === 'HEAD') {
-      ctx.status = 200;
-      ctx.length = info.size;
-      return;
-    }
-    ctx.body = createReadStream(full);
-    ctx.length = info.size;
+    await sendStorageFile(ctx, config.STORAGE_DIR, String(ctx.params.path ?? ''));
   });
   return router;
 }

@@ -1,21 +1,13 @@
-import multer from '@koa/multer';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import { ImageInputError, normalizeImage } from '../../shared/media/image-input.ts';
 import { randomName, removeStorageFile, writeStorageFile } from '../../shared/media/storage.ts';
 import { type ActivityRow, activityJson, findActivity, type Viewer } from '../../shared/places/activities.ts';
 import { activityImagePath, setActivityImage } from '../../shared/places/images.ts';
 import type { AppContext } from '../context.ts';
 import { hasRole, requireBearer } from '../http/auth.ts';
 import { errorResponse } from '../http/error-schemas.ts';
-import {
-  badRequest,
-  HttpError,
-  notFound,
-  payloadTooLarge,
-  unprocessable,
-  unsupportedMediaType,
-} from '../http/errors.ts';
+import { notFound } from '../http/errors.ts';
+import { decodeUploadedImage, documentMultipartUpload, receiveFile, uploadedFile } from '../http/multipart-file.ts';
 import { ApiRouter, type ResponseSpec } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
 import { mediaRouter } from './media.ts';
@@ -26,21 +18,10 @@ const UPLOAD_SUMMARY = 'Upload the picture of an activity';
 /** Field names the picture may be sent in (`file` is the documented one, `image` an alias). */
 export const PICTURE_FIELDS = ['file', 'image'] as const;
 
-/** Room for the multipart framing around the file when checking Content-Length up front. */
-const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
-
 const params = z.object({
   place_id: z.string().meta({ description: 'uuid of the place' }),
   activity_id: z.string().meta({ description: 'sport id of the activity at this place' }),
 });
-
-/** Documents the multipart body; the file part itself is checked by pictureFile (multer keeps it out of the body). */
-const multipartBody = z
-  .object({
-    file: z.string().meta({ format: 'binary', description: 'the picture: PNG, JPEG or BMP (alias field: image)' }),
-  })
-  .partial()
-  .loose();
 
 const activitySchema = z
   .object({
@@ -53,22 +34,11 @@ const activitySchema = z
   })
   .meta({ id: 'ActivityWithImage' });
 
-/** What multer's memory storage gives for each file part (the fields we use). */
-interface UploadedFile {
-  fieldname: string;
-  size: number;
-  buffer: Buffer;
-}
-
 declare module 'koa' {
   interface DefaultState {
     activity?: ActivityRow;
     viewer?: Viewer;
   }
-}
-
-function mib(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** 404 before any upload byte is read when the place or its activity does not exist (or is not visible). */
@@ -87,65 +57,6 @@ function loadActivity(app: AppContext): Middleware {
     ctx.state.viewer = viewer;
     await next();
   };
-}
-
-/**
- * Reads exactly one file part into memory, never more than UPLOAD_MAX_BYTES of it: a declared
- * Content-Length over the limit is refused before reading, and multer stops buffering at the
- * limit (the rest is drained, not stored).
- */
-function receiveFile(maxBytes: number): Middleware {
-  const upload = multer({
-    storage: multer.memoryStorage(),
-    limits: { fileSize: maxBytes, files: 1, fields: 20, fieldSize: 16 * 1024, parts: 21, headerPairs: 100 },
-  }).any();
-  return async (ctx, next) => {
-    if (!ctx.is('multipart/form-data'))
-      throw unsupportedMediaType(`Send the picture as multipart/form-data with one file part named "file"`);
-    const declared = Number(ctx.get('content-length'));
-    if (Number.isFinite(declared) && declared > maxBytes + MULTIPART_OVERHEAD_BYTES) {
-      ctx.set('Connection', 'close'); // do not read (or drain) the rest of a huge body
-      throw payloadTooLarge(`The file is larger than the limit of ${maxBytes} bytes (${mib(maxBytes)})`);
-    }
-    try {
-      await upload(ctx, async () => {});
-    } catch (error) {
-      throw multipartError(error, maxBytes);
-    }
-    await next();
-  };
-}
-
-function multipartError(error: unknown, maxBytes: number): HttpError {
-  if (error instanceof HttpError) return error;
-  const e = error as { code?: string; field?: string; message?: string };
-  switch (e.code) {
-    case 'LIMIT_FILE_SIZE':
-      return payloadTooLarge(`The file is larger than the limit of ${maxBytes} bytes (${mib(maxBytes)})`);
-    case 'LIMIT_FILE_COUNT':
-      return unprocessable([{ path: 'body.file', message: 'exactly one file is allowed per request' }]);
-    case 'LIMIT_FIELD_VALUE':
-    case 'LIMIT_FIELD_KEY':
-    case 'LIMIT_FIELD_COUNT':
-    case 'LIMIT_PART_COUNT':
-      return payloadTooLarge('The multipart body has too many or too large text fields');
-    default:
-      return badRequest(`The multipart body could not be read${e.message ? ` (${e.message})` : ''}`);
-  }
-}
-
-/** The one picture of the request, or a 422 saying what is wrong with the parts sent. */
-function pictureFile(files: unknown): UploadedFile {
-  const list = (Array.isArray(files) ? files : []) as UploadedFile[];
-  const file = list[0];
-  if (!file)
-    throw unprocessable([{ path: 'body.file', message: 'a file part named "file" is required' }], 'No file was sent');
-  if (!(PICTURE_FIELDS as readonly string[]).includes(file.fieldname))
-    throw unprocessable([
-      { path: `body.${file.fieldname}`, message: 'unexpected file field; send the picture in the field "file"' },
-    ]);
-  if (file.size === 0) throw unprocessable([{ path: 'body.file', message: 'the file is empty' }]);
-  return file;
 }
 
 export function picturesRouter(app: AppContext): ApiRouter {
@@ -175,16 +86,8 @@ export function picturesRouter(app: AppContext): ApiRouter {
     responses,
     handler: async (ctx) => {
       const activity = ctx.state.activity as ActivityRow;
-      const file = pictureFile((ctx.request as { files?: unknown }).files);
-      let image: Awaited<ReturnType<typeof normalizeImage>>;
-      try {
-        image = await normalizeImage(file.buffer);
-      } catch (error) {
-        if (!(error instanceof ImageInputError)) throw error;
-        if (error.kind === 'unsupported-type')
-          throw unsupportedMediaType(`Unsupported image type: ${error.message}; send png, jpg or bmp`);
-        throw unprocessable([{ path: `body.${file.fieldname}`, message: error.message }], 'The image is not usable');
-      }
+      const file = uploadedFile(ctx, { fields: PICTURE_FIELDS });
+      const image = await decodeUploadedImage(file);
       const imagePath = activityImagePath(activity.place_uuid, activity.sport_id, randomName(), image.ext);
       await writeStorageFile(config.STORAGE_DIR, imagePath, image.data);
       let replaced: Awaited<ReturnType<typeof setActivityImage>>;
@@ -211,21 +114,16 @@ export function picturesRouter(app: AppContext): ApiRouter {
       ctx.body = body;
     },
   });
-  // ApiRouter documents JSON bodies only (and answers 415 to others): declare this operation's
-  // multipart body here, replacing the operation it registered.
-  app.registry.add(`/v1${UPLOAD_PATH}`, 'post', {
+  documentMultipartUpload(app.registry, {
+    path: `/v1${UPLOAD_PATH}`,
+    method: 'post',
     summary: UPLOAD_SUMMARY,
     description,
     tags: ['places'],
-    security: [{ bearer: [] }],
-    requestParams: { path: params },
-    requestBody: { required: true, content: { 'multipart/form-data': { schema: multipartBody } } },
-    responses: Object.fromEntries(
-      Object.entries(responses).map(([status, r]) => [
-        status,
-        { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema } } },
-      ]),
-    ),
+    security: ['bearer'],
+    params,
+    fileDescription: 'the picture: PNG, JPEG or BMP (alias field: image)',
+    responses,
   });
   return router;
 }

@@ -153,3 +153,46 @@ export const pagingShape = {
   page: z.coerce.number().int().min(1).max(MAX_PAGE).default(1),
   limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
 };
+
+const BARE_ID = /^[^/]{1,200}$/;
+const looksLikeIri = (value: string) => value.startsWith('/') || /^https?:\/\//i.test(value);
+
+/**
+ * A filter value naming an object of `collection` by IRI or by its bare id (`/v2/activities/ab12`
+ * or `ab12`): the spec shows a bare id in one filter (`datatype (id)`) and IRIs everywhere else,
+ * so filters take both. Something shaped like an IRI must be one of `collection`.
+ */
+export function refOf(collection: IriCollection) {
+  return z
+    .string()
+    .transform((value, ctx) => {
+      const id = looksLikeIri(value) ? parseIri(value, collection) : BARE_ID.test(value) ? value : undefined;
+      if (id === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be the IRI or the id of a ${IRI_TYPES[collection]}, such as ${example(collection)}`,
+        });
+        return z.NEVER;
+      }
+      return id;
+    })
+    .meta({ example: example(collection) });
+}
+
+/** `refOf` for a referential with integer ids (`/v2/datatypes/181` or `181`); parses to the integer. */
+export function integerRefOf(collection: IriCollection) {
+  return z
+    .string()
+    .transform((value, ctx) => {
+      const id = parseIntegerIri(looksLikeIri(value) ? value : iri(collection, value), collection);
+      if (id === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be the IRI or the integer id of a ${IRI_TYPES[collection]}, such as ${example(collection)} or 1`,
+        });
+        return z.NEVER;
+      }
+      return id;
+    })
+    .meta({ example: example(collection) });
+}
