@@ -1,5 +1,176 @@
+import { z } from 'zod';
+import { iri } from '../../shared/tracking/iri.ts';
+import {
+  createMeasure,
+  deleteMeasure,
+  findMeasure,
+  listMeasures,
+  MAX_MEASURE_MAGNITUDE,
+  MEASURE_ORDERS,
+  type Measure,
+  updateMeasure,
+} from '../../shared/tracking/measures.ts';
 import type { AppContext } from '../context.ts';
+import type { HydraView } from '../http/formats/format.ts';
+import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
+import { trackingCaller } from './identity.ts';
+import {
+  dateFilterOf,
+  dateFilterShape,
+  dateTime,
+  formatDateTime,
+  integerIriOf,
+  integerRefOf,
+  iriOf,
+  listFilterOf,
+  listFilterShape,
+  orderOf,
+  orderShape,
+  pagingShape,
+  refOf,
+} from './schemas.ts';
 
-// TODO(issue 10): being built.
-export function measuresResource(_router: ApiRouter, _app: AppContext): void {}
+/** A UserMeasure as every read and write answers it (docs/tracking-measures-records-upload.md). */
+const measureSchema = z
+  .object({
+    id: z.string(),
+    user: z.string().meta({ format: 'iri-reference', example: '/v2/users/a1b2c3' }),
+    datatype: z.string().meta({ format: 'iri-reference', example: '/v2/datatypes/181' }),
+    value: z.number().meta({ description: "in the datatype's unit (181, body weight: grams)" }),
+    date: z.string().meta({ format: 'date-time' }),
+    createdAt: z.string().meta({ format: 'date-time' }),
+    updatedAt: z.string().meta({ format: 'date-time' }),
+  })
+  .meta({ id: 'UserMeasure' });
+
+const measureView: HydraView<Measure> = {
+  type: 'UserMeasure',
+  path: '/v2/user_measures',
+  id: (m) => m.id,
+  fields: (m) => ({
+    id: m.id,
+    user: iri('users', m.user_id),
+    datatype: iri('datatypes', m.datatype_id),
+    value: m.value,
+    date: formatDateTime(m.date),
+    createdAt: formatDateTime(m.created_at),
+    updatedAt: formatDateTime(m.updated_at),
+  }),
+};
+
+/** Members a client may echo from a read (JSON-LD keys, read-only fields): accepted and ignored. */
+const readOnlyMembers = {
+  '@context': z.unknown().optional(),
+  '@id': z.unknown().optional(),
+  '@type': z.unknown().optional(),
+  id: z.unknown().optional(),
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+};
+
+const value = z
+  .number()
+  .min(-MAX_MEASURE_MAGNITUDE)
+  .max(MAX_MEASURE_MAGNITUDE)
+  .meta({ description: "in the datatype's unit; finite, not negative for units that cannot be" });
+
+const measureFields = {
+  user: iriOf('users').meta({ description: "the caller's own user IRI" }),
+  datatype: integerIriOf('datatypes'),
+  value,
+  date: dateTime,
+};
+
+const createBody = z.strictObject({ ...measureFields, ...readOnlyMembers });
+const updateBody = z
+  .strictObject({ ...z.object(measureFields).partial().shape, ...readOnlyMembers })
+  .refine((b) => b.user !== undefined || b.datatype !== undefined || b.value !== undefined || b.date !== undefined, {
+    message: 'send at least one of user, datatype, value, date',
+  });
+
+const listQuery = z.object({
+  ...listFilterShape('datatype', integerRefOf('datatypes')),
+  ...listFilterShape('user', refOf('users')),
+  ...dateFilterShape('date'),
+  ...orderShape(MEASURE_ORDERS),
+  ...pagingShape,
+});
+
+const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
+
+/** /v2/user_measures: the caller's body measures (create, list, read, update, delete). */
+export function measuresResource(router: ApiRouter, app: AppContext): void {
+  const { db } = app;
+  const caller = (principal: Parameters<typeof trackingCaller>[1]) => trackingCaller(app, principal);
+  new Resource(router, app, {
+    path: '/user_measures',
+    itemPath: '/:id',
+    itemParams: idParams,
+    format: 'hydra',
+    item: measureSchema,
+    hydra: measureView as HydraView<never>,
+    access: { read: 'bearer+key', write: 'bearer+key' },
+    notFound: 'No such user measure (or not yours)',
+    tag: 'tracking',
+  })
+    .list({
+      summary: "The caller's measures",
+      description:
+        "Only the caller's measures. `datatype` / `datatype[]` take IRIs or bare ids; `date[after|before|strictly_after|strictly_before]` bound the date; `order[date|id|createdAt]=asc|desc` (default: date ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
+      query: listQuery,
+      handler: async ({ query, principal, ctx }) => {
+        const user = await caller(principal);
+        const found = await listMeasures(
+          db,
+          user.id,
+          {
+            datatypes: listFilterOf<number>(query, 'datatype'),
+            users: listFilterOf<string>(query, 'user'),
+            date: dateFilterOf(query, 'date'),
+            order: orderOf(query, ctx.querystring, MEASURE_ORDERS),
+          },
+          query,
+        );
+        return { ...found, page: query.page, limit: query.limit };
+      },
+    })
+    .create({
+      summary: 'Store a measure',
+      description:
+        "`user` must be the caller's own IRI and `datatype` an active datatype (422 otherwise); `value` is in the datatype's unit, finite, within ±1e12, not negative for units that cannot be (g, kg, cm, bpm, %, s...), 0 or 1 for booleans; `date` has an offset.",
+      body: createBody,
+      location: (m) => iri('user_measures', (m as Measure).id),
+      handler: async ({ body, principal }) => {
+        const user = await caller(principal);
+        return createMeasure(db, user.id, {
+          userId: body.user,
+          datatypeId: body.datatype,
+          value: body.value,
+          date: body.date,
+        });
+      },
+    })
+    .get({
+      summary: 'One measure of the caller',
+      handler: async ({ params, principal }) => findMeasure(db, (await caller(principal)).id, params.id),
+    })
+    .update({
+      summary: 'Change a measure of the caller',
+      description: 'The fields sent replace their values; the others stay. Same rules as the creation.',
+      body: updateBody,
+      handler: async ({ params, body, principal }) => {
+        const user = await caller(principal);
+        return updateMeasure(db, user.id, params.id, {
+          ...(body.user !== undefined ? { userId: body.user } : {}),
+          ...(body.datatype !== undefined ? { datatypeId: body.datatype } : {}),
+          ...(body.value !== undefined ? { value: body.value } : {}),
+          ...(body.date !== undefined ? { date: body.date } : {}),
+        });
+      },
+    })
+    .remove({
+      summary: 'Delete a measure of the caller',
+      handler: async ({ params, principal }) => deleteMeasure(db, (await caller(principal)).id, params.id),
+    });
+}

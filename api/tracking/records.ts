@@ -1,5 +1,113 @@
+import { z } from 'zod';
+import { iri } from '../../shared/tracking/iri.ts';
+import { findRecord, listRecords, RECORD_ORDERS, type UserRecord } from '../../shared/tracking/records-read.ts';
 import type { AppContext } from '../context.ts';
+import type { HydraView } from '../http/formats/format.ts';
+import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
+import { trackingCaller } from './identity.ts';
+import {
+  formatDateTime,
+  integerRefOf,
+  listFilterOf,
+  listFilterShape,
+  orderOf,
+  orderShape,
+  pagingShape,
+  refOf,
+} from './schemas.ts';
 
-// TODO(issue 10): being built.
-export function recordsResource(_router: ApiRouter, _app: AppContext): void {}
+/** A UserRecord (docs/tracking-measures-records-upload.md). */
+const recordSchema = z
+  .object({
+    id: z.string(),
+    user: z.string().meta({ format: 'iri-reference' }),
+    datatype: z.string().meta({ format: 'iri-reference' }),
+    activity: z.string().meta({ format: 'iri-reference' }),
+    sport: z.string().meta({ format: 'iri-reference' }),
+    type: z.string().meta({
+      description: '`all` (best summary value of the datatype) or `distance.<meters>m` (best time over that distance)',
+      example: 'distance.5000m',
+    }),
+    value: z.number().meta({ description: "in the datatype's unit (seconds for distance records)" }),
+    createdAt: z.string().meta({ format: 'date-time' }),
+    updatedAt: z.string().meta({ format: 'date-time' }),
+    date: z.string().meta({ format: 'date-time', description: 'when the record was achieved' }),
+  })
+  .meta({ id: 'UserRecord' });
+
+const recordView: HydraView<UserRecord> = {
+  type: 'UserRecord',
+  path: '/v2/user_records',
+  id: (r) => r.id,
+  fields: (r) => ({
+    id: r.id,
+    user: iri('users', r.user_id),
+    datatype: iri('datatypes', r.datatype_id),
+    activity: iri('activities', r.activity_id),
+    sport: iri('sports', r.sport_id),
+    type: r.type,
+    value: r.value,
+    createdAt: formatDateTime(r.created_at),
+    updatedAt: formatDateTime(r.updated_at),
+    date: formatDateTime(r.date),
+  }),
+};
+
+/** Record types are short words (`all`, `distance.5000m`; 64 characters at most in the reference). */
+const recordType = z.string().min(1).max(64);
+
+const listQuery = z.object({
+  ...listFilterShape('activity', refOf('activities')),
+  ...listFilterShape('sport', integerRefOf('sports')),
+  ...listFilterShape('type', recordType),
+  ...listFilterShape('datatype', integerRefOf('datatypes')),
+  ...listFilterShape('user', refOf('users')),
+  ...orderShape(RECORD_ORDERS),
+  ...pagingShape,
+});
+
+const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
+
+/** /v2/user_records: the caller's records, read only (the records job writes them). */
+export function recordsResource(router: ApiRouter, app: AppContext): void {
+  const { db } = app;
+  new Resource(router, app, {
+    path: '/user_records',
+    itemPath: '/:id',
+    itemParams: idParams,
+    format: 'hydra',
+    item: recordSchema,
+    hydra: recordView as HydraView<never>,
+    access: { read: 'bearer+key', write: 'bearer+key' },
+    notFound: 'No such user record (or not yours)',
+    tag: 'tracking',
+  })
+    .list({
+      summary: "The caller's records",
+      description:
+        "Only the caller's records, computed after each activity import. Filters, each scalar (`sport=121`) or repeated / array form (`sport[]=121&sport[]=385`), values ORed within a filter and ANDed across filters: `activity`, `sport`, `datatype` (IRIs or bare ids), `type` (`all`, `distance.5000m`...). `order[id|type|value|createdAt|updatedAt]=asc|desc` (default: id ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
+      query: listQuery,
+      handler: async ({ query, principal, ctx }) => {
+        const user = await trackingCaller(app, principal);
+        const found = await listRecords(
+          db,
+          user.id,
+          {
+            activities: listFilterOf<string>(query, 'activity'),
+            sports: listFilterOf<number>(query, 'sport'),
+            types: listFilterOf<string>(query, 'type'),
+            datatypes: listFilterOf<number>(query, 'datatype'),
+            users: listFilterOf<string>(query, 'user'),
+            order: orderOf(query, ctx.querystring, RECORD_ORDERS),
+          },
+          query,
+        );
+        return { ...found, page: query.page, limit: query.limit };
+      },
+    })
+    .get({
+      summary: 'One record of the caller',
+      handler: async ({ params, principal }) => findRecord(db, (await trackingCaller(app, principal)).id, params.id),
+    });
+}

@@ -1,0 +1,205 @@
+import { type Selectable, sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { UserMeasuresTable } from '../db/schema/tracking.ts';
+import { invalid, notFoundError } from '../errors.ts';
+import { iri } from './iri.ts';
+
+/**
+ * A user's body measures (weight, height, resting heart rate...): one value of one datatype at
+ * one instant. Each user sees and changes only their own.
+ */
+export type Measure = Selectable<UserMeasuresTable>;
+
+/** What a create sends (ids parsed from the IRIs). */
+export interface MeasureInput {
+  /** The tracking user the body names: it must be the caller. */
+  userId: string;
+  datatypeId: number;
+  value: number;
+  date: Date;
+}
+
+/**
+ * Largest magnitude of a measure in any unit. Beyond it a value is a client bug whatever the
+ * datatype (the largest real ones are instants in seconds, about 2·10⁹).
+ */
+export const MAX_MEASURE_MAGNITUDE = 1e12;
+
+/**
+ * Units whose quantities cannot be negative (a mass, a length of a body, a rate, a count, a
+ * share...). Elevations and slopes (`m`, `deg`) and unitless values (`none`, points) may be.
+ */
+const NON_NEGATIVE_UNITS = new Set([
+  'g',
+  'kg',
+  'cm',
+  'bpm',
+  '%',
+  's',
+  'm/h',
+  'steps',
+  'steps/min',
+  'rpm',
+  'W',
+  'kcal',
+  'stairs',
+  'nb',
+]);
+
+/** What is wrong with `value` as a measure in `unit`, or undefined when it is acceptable. */
+export function measureValueProblem(unit: string, value: number): string | undefined {
+  if (!Number.isFinite(value)) return 'must be a finite number';
+  if (Math.abs(value) > MAX_MEASURE_MAGNITUDE)
+    return `must be between -${MAX_MEASURE_MAGNITUDE} and ${MAX_MEASURE_MAGNITUDE}`;
+  if (unit === 'bool' && value !== 0 && value !== 1) return 'must be 0 or 1 (the datatype is a boolean)';
+  if (NON_NEGATIVE_UNITS.has(unit) && value < 0) return `must not be negative (the datatype's unit is ${unit})`;
+  return undefined;
+}
+
+function notYours(userId: string) {
+  return invalid([{ path: 'body.user', message: `must be your own user, ${iri('users', userId)}` }]);
+}
+
+/** The datatype's unit, or a 422 naming `body.datatype` when no such datatype is active. */
+async function datatypeUnit(db: Db, datatypeId: number): Promise<string> {
+  const row = await db
+    .selectFrom('datatypes')
+    .select('unit')
+    .where('id', '=', datatypeId)
+    .where('active', '=', true)
+    .executeTakeFirst();
+  if (!row) throw invalid([{ path: 'body.datatype', message: `no active datatype ${iri('datatypes', datatypeId)}` }]);
+  return row.unit;
+}
+
+async function checkValue(db: Db, datatypeId: number, value: number): Promise<void> {
+  const problem = measureValueProblem(await datatypeUnit(db, datatypeId), value);
+  if (problem) throw invalid([{ path: 'body.value', message: problem }]);
+}
+
+/** Stores a measure of the caller. */
+export async function createMeasure(db: Db, callerId: string, input: MeasureInput): Promise<Measure> {
+  if (input.userId !== callerId) throw notYours(callerId);
+  await checkValue(db, input.datatypeId, input.value);
+  return db
+    .insertInto('user_measures')
+    .values({ user_id: callerId, datatype_id: input.datatypeId, value: input.value, date: input.date })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The caller's measure `id`; another user's or a missing one is a 404 (no existence leak). */
+export async function findMeasure(db: Db, callerId: string, id: string): Promise<Measure> {
+  const row = await db
+    .selectFrom('user_measures')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', callerId)
+    .executeTakeFirst();
+  if (!row) throw notFoundError(`No user measure ${id}`);
+  return row;
+}
+
+/**
+ * Changes the fields sent of the caller's measure (the others keep their value, as API
+ * Platform's PUT does); the value is checked against the datatype it ends up with.
+ */
+export async function updateMeasure(
+  db: Db,
+  callerId: string,
+  id: string,
+  changes: Partial<MeasureInput>,
+): Promise<Measure> {
+  if (changes.userId !== undefined && changes.userId !== callerId) throw notYours(callerId);
+  const current = await findMeasure(db, callerId, id);
+  const datatypeId = changes.datatypeId ?? current.datatype_id;
+  const value = changes.value ?? current.value;
+  if (changes.datatypeId !== undefined || changes.value !== undefined) await checkValue(db, datatypeId, value);
+  const row = await db
+    .updateTable('user_measures')
+    .set({
+      datatype_id: datatypeId,
+      value,
+      date: changes.date ?? current.date,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('id', '=', id)
+    .where('user_id', '=', callerId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw notFoundError(`No user measure ${id}`);
+  return row;
+}
+
+/** Deletes the caller's measure `id` (404 when it is not theirs or is gone). */
+export async function deleteMeasure(db: Db, callerId: string, id: string): Promise<void> {
+  const deleted = await db
+    .deleteFrom('user_measures')
+    .where('id', '=', id)
+    .where('user_id', '=', callerId)
+    .executeTakeFirst();
+  if (deleted.numDeletedRows === 0n) throw notFoundError(`No user measure ${id}`);
+}
+
+/** `after` and `before` include the bound, the `strictly_` forms exclude it (API Platform's DateFilter). */
+export interface DateBounds {
+  after?: Date;
+  before?: Date;
+  strictly_after?: Date;
+  strictly_before?: Date;
+}
+
+export const MEASURE_ORDERS = ['date', 'id', 'createdAt'] as const;
+export type MeasureOrder = { prop: (typeof MEASURE_ORDERS)[number]; direction: 'asc' | 'desc' };
+
+const ORDER_COLUMNS = { date: 'date', id: 'id', createdAt: 'created_at' } as const;
+
+export interface MeasureFilter {
+  /** `user` / `user[]`: only the caller's measures are ever listed, so naming only others lists nothing. */
+  users?: string[];
+  datatypes?: number[];
+  date?: DateBounds;
+  /** In priority order; by date ascending when empty. Ties are always broken by id. */
+  order?: MeasureOrder[];
+}
+
+/**
+ * The caller's measures matching `filter`, ordered, without paging. Filters and default order
+ * follow the indexes (user_id, datatype_id, date) and (user_id, date).
+ */
+export function measuresQuery(db: Db, callerId: string, filter: MeasureFilter) {
+  let q = db.selectFrom('user_measures').selectAll().where('user_id', '=', callerId);
+  if (filter.users && !filter.users.includes(callerId)) q = q.where(sql<boolean>`false`);
+  if (filter.datatypes) q = q.where('datatype_id', 'in', filter.datatypes);
+  const d = filter.date ?? {};
+  if (d.after) q = q.where('date', '>=', d.after);
+  if (d.before) q = q.where('date', '<=', d.before);
+  if (d.strictly_after) q = q.where('date', '>', d.strictly_after);
+  if (d.strictly_before) q = q.where('date', '<', d.strictly_before);
+  const order: MeasureOrder[] = filter.order?.length ? filter.order : [{ prop: 'date', direction: 'asc' }];
+  for (const o of order) q = q.orderBy(ORDER_COLUMNS[o.prop], o.direction);
+  if (!order.some((o) => o.prop === 'id')) q = q.orderBy('id', 'asc');
+  return q;
+}
+
+/** One page of the caller's measures and how many match in all. */
+export async function listMeasures(
+  db: Db,
+  callerId: string,
+  filter: MeasureFilter,
+  paging: { page: number; limit: number },
+): Promise<{ items: Measure[]; total: number }> {
+  const q = measuresQuery(db, callerId, filter);
+  const [items, count] = await Promise.all([
+    q
+      .limit(paging.limit)
+      .offset((paging.page - 1) * paging.limit)
+      .execute(),
+    q
+      .clearSelect()
+      .clearOrderBy()
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { items, total: Number(count.n) };
+}
