@@ -4,7 +4,6 @@ import type { CoreTables } from './core.ts';
 import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
 import type { RecommendationTables } from './recommendations.ts';
-import type { RecordsTables } from './records.ts';
 import type { ReferentialTables } from './referentials.ts';
 import type { ShareTables } from './shares.ts';
 import type { TrackingTables } from './tracking.ts';
@@ -26,6 +25,3 @@ export interface Database extends TrackingTables {}
 
 /** Public activity shares (migration 0042). */
 export interface Database extends ShareTables {}
-
-/** The records job's best efforts per activity (migration 0043). */
-export interface Database extends RecordsTables {}
