@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { recordsFamiliesFileVariable } from './tracking/records/settings.ts';
 
 /** Every service the API process can mount; operators pick a subset with SERVICES. */
 export const SERVICE_NAMES = ['places', 'catalogue', 'partners', 'tracking', 'accounts'] as const;
@@ -57,6 +58,8 @@ export const envSchema = z.object({
     .int()
     .refine((n) => n === 0 || (n >= 60 && n <= 2_592_000), '0 (no schedule) or 60 to 2592000 seconds')
     .default(3600),
+  /** JSON file overriding the sport families of the distance records (docs/tracking-records.md). */
+  RECORDS_FAMILIES_FILE: recordsFamiliesFileVariable.optional(),
   MIGRATE_ON_START: bool.default(true),
   SEED_ON_START: bool.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,0 +1,490 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import test from 'ava';
+import fc from 'fast-check';
+import { ConfigError, loadConfig } from '../shared/config.ts';
+import { distanceKm } from '../shared/places/geojson.ts';
+import datatypes from '../shared/referentials/datatypes.json' with { type: 'json' };
+import { type ActivityContent, DATATYPE, emptyDatastream, emptyTrack } from '../shared/tracking/activity-data.ts';
+import { bestEfforts, type RecordRules } from '../shared/tracking/records/best-efforts.ts';
+import { bestTimeOver } from '../shared/tracking/records/best-time.ts';
+import {
+  type DistanceSeries,
+  distanceFromStream,
+  distanceFromTrack,
+} from '../shared/tracking/records/distance-series.ts';
+import { recordDirection, recordScore } from '../shared/tracking/records/record-ways.ts';
+import {
+  applyRecordsSettings,
+  DEFAULT_RECORDS_SETTINGS,
+  familyOf,
+  readRecordsSettingsFile,
+  recordsSettingsFile,
+  type SportFamily,
+  settingsFingerprint,
+} from '../shared/tracking/records/settings.ts';
+
+const series = (time: number[], distance: number[]): DistanceSeries => ({
+  time: Float64Array.from(time),
+  distance: Float64Array.from(distance),
+});
+
+function content(parts: Partial<ActivityContent> = {}): ActivityContent {
+  return {
+    sportId: 121,
+    name: null,
+    startdate: new Date('2026-01-01T08:00:00Z'),
+    duration: 0,
+    summaries: new Map(),
+    datastream: emptyDatastream(),
+    track: emptyTrack(),
+    ...parts,
+  };
+}
+
+const stream = (elapsed: number[], distance: number[]) => ({
+  elapsed: Int32Array.from(elapsed),
+  channels: new Map([[DATATYPE.DISTANCE as number, Float64Array.from(distance)]]),
+});
+
+/** A track heading north from (lat0, lon0) by `steps[i]` metres at second `elapsed[i]`. */
+function northTrack(elapsed: number[], steps: number[], lat0 = 45, lon0 = 6) {
+  const degPerMetre = 180 / Math.PI / 6_371_008.8;
+  let lat = lat0;
+  const latitude = steps.map((s) => {
+    lat += s * degPerMetre;
+    return lat;
+  });
+  return {
+    elapsed: Int32Array.from(elapsed),
+    latitude: Float64Array.from(latitude),
+    longitude: new Float64Array(elapsed.length).fill(lon0),
+    elevation: new Float64Array(elapsed.length).fill(Number.NaN),
+  };
+}
+
+const recordWays = new Map(datatypes.map((d) => [d.id, d.recordWay]));
+const running = DEFAULT_RECORDS_SETTINGS.families.running as SportFamily;
+const rules = (family: SportFamily | null = running): RecordRules => ({ recordWays, family });
+
+// ---- The brute-force oracle: every window with an edge on a sample, O(n²), no pointers. ----
+
+/** The first time the piecewise-linear distance reaches `target` at or after sample `from`. */
+function firstTimeReaching(s: DistanceSeries, from: number, target: number): number | undefined {
+  for (let k = from; k + 1 < s.time.length; k++) {
+    const d0 = s.distance[k] as number;
+    const d1 = s.distance[k + 1] as number;
+    if (d0 >= target) return s.time[k];
+    if (d1 >= target)
+      return (s.time[k] as number) + (((s.time[k + 1] as number) - (s.time[k] as number)) * (target - d0)) / (d1 - d0);
+  }
+  const last = s.time.length - 1;
+  return (s.distance[last] as number) >= target && last >= from ? s.time[last] : undefined;
+}
+
+/** The last time the distance is still at most `target`, at or before sample `to`. */
+function lastTimeAtMost(s: DistanceSeries, to: number, target: number): number | undefined {
+  for (let k = to; k >= 1; k--) {
+    const d0 = s.distance[k - 1] as number;
+    const d1 = s.distance[k] as number;
+    if (d1 <= target) return s.time[k];
+    if (d0 <= target)
+      return (
+        (s.time[k - 1] as number) + (((s.time[k] as number) - (s.time[k - 1] as number)) * (target - d0)) / (d1 - d0)
+      );
+  }
+  return (s.distance[0] as number) <= target ? s.time[0] : undefined;
+}
+
+function oracle(s: DistanceSeries, length: number): { seconds: number; start: number } | null {
+  const windows: { seconds: number; start: number }[] = [];
+  for (let i = 0; i < s.time.length; i++) {
+    const end = firstTimeReaching(s, i, (s.distance[i] as number) + length);
+    if (end !== undefined) windows.push({ seconds: end - (s.time[i] as number), start: s.time[i] as number });
+    const start = lastTimeAtMost(s, i, (s.distance[i] as number) - length);
+    if (start !== undefined) windows.push({ seconds: (s.time[i] as number) - start, start });
+  }
+  if (windows.length === 0) return null;
+  const best = Math.min(...windows.map((w) => w.seconds));
+  const earliest = Math.min(...windows.filter((w) => w.seconds <= best + 1e-9).map((w) => w.start));
+  return { seconds: best, start: earliest };
+}
+
+/** Distance at time t (linear between samples). */
+function distanceAt(s: DistanceSeries, t: number): number {
+  let k = 0;
+  while (k + 1 < s.time.length && (s.time[k + 1] as number) < t) k++;
+  const t0 = s.time[k] as number;
+  const t1 = s.time[k + 1] as number;
+  const d0 = s.distance[k] as number;
+  return d0 + (((s.distance[k + 1] as number) - d0) * (t - t0)) / (t1 - t0);
+}
+
+/** Random activities: whole-second steps (pauses included) with distances that may stand still. */
+const randomSeries = fc
+  .array(
+    fc.record({
+      dt: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 600 })),
+      dd: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 40 }), fc.double({ min: 0, max: 40, noNaN: true })),
+    }),
+    { minLength: 1, maxLength: 80 },
+  )
+  .map((steps) => {
+    const time = [0];
+    const distance = [0];
+    for (const { dt, dd } of steps) {
+      time.push((time.at(-1) as number) + dt);
+      distance.push((distance.at(-1) as number) + dd);
+    }
+    return series(time, distance);
+  });
+
+// ---- settings ----
+
+test('the default families are valid: each sport in one family, distances ascending', (t) => {
+  t.deepEqual(applyRecordsSettings({ families: {} }), DEFAULT_RECORDS_SETTINGS);
+  for (const family of Object.values(DEFAULT_RECORDS_SETTINGS.families))
+    t.deepEqual(
+      family.distances,
+      [...family.distances].sort((a, b) => a - b),
+    );
+  t.deepEqual(running.distances, [400, 804, 1000, 1609, 3218, 5000, 10000, 21097, 42195]);
+  t.deepEqual(DEFAULT_RECORDS_SETTINGS.families.cycling?.distances, [5000, 10000, 20000, 40000, 50000, 100000, 160900]);
+});
+
+test('a settings file overrides fields of a family, adds one, removes one with null', (t) => {
+  const settings = applyRecordsSettings({
+    families: {
+      running: { distances: [5000, 1000] },
+      skating: null,
+      climbing: { sports: [161], distances: [100], maxSpeed: 2 },
+    },
+  });
+  t.deepEqual(settings.families.running, { ...running, distances: [1000, 5000] });
+  t.false('skating' in settings.families);
+  t.deepEqual(settings.families.climbing, { sports: [161], distances: [100], maxSpeed: 2 });
+  t.throws(() => applyRecordsSettings({ families: { rowing: { distances: [500] } } }), {
+    message: /families.rowing: a new family needs sports, distances and maxSpeed/,
+  });
+  t.throws(() => applyRecordsSettings({ families: { walking: { sports: [121] } } }), {
+    message: /sport 121 is in two families: running and walking/,
+  });
+  for (const bad of [
+    { families: { running: { distances: [0] } } },
+    { families: { running: { distances: [1.5] } } },
+    { families: { running: { distances: [400, 400] } } },
+    { families: { running: { maxSpeed: 0 } } },
+    { families: { running: { speed: 3 } } },
+    { families: { 'Bad Name': null } },
+    { distances: [] },
+  ])
+    t.false(recordsSettingsFile.safeParse(bad).success, JSON.stringify(bad));
+});
+
+test('RECORDS_FAMILIES_FILE: a missing or bad file stops the start, naming the variable', (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'records-settings-'));
+  const good = path.join(dir, 'good.json');
+  writeFileSync(good, JSON.stringify({ families: { running: { distances: [1000] } } }));
+  t.is(loadConfig({ RECORDS_FAMILIES_FILE: good }).RECORDS_FAMILIES_FILE, good);
+  t.deepEqual(readRecordsSettingsFile(good).families.running?.distances, [1000]);
+  const broken = path.join(dir, 'broken.json');
+  writeFileSync(broken, '{"families": {"running": {"distances": [-1]}}}');
+  const notJson = path.join(dir, 'not.json');
+  writeFileSync(notJson, 'running: 1000');
+  for (const file of [broken, notJson, path.join(dir, 'missing.json')])
+    t.throws(() => loadConfig({ RECORDS_FAMILIES_FILE: file }), {
+      instanceOf: ConfigError,
+      message: /RECORDS_FAMILIES_FILE: .*(families\.running\.distances\.0|JSON)/,
+    });
+});
+
+test('a sport takes the family of its nearest listed ancestor', (t) => {
+  const settings = DEFAULT_RECORDS_SETTINGS;
+  t.is(familyOf(settings, [121]), running);
+  t.is(familyOf(settings, [126, 121]), running, 'trail (child of running)');
+  t.is(familyOf(settings, [389, 388]), settings.families.cycling ?? null, 'cross-country MTB');
+  t.is(familyOf(settings, [168]), settings.families.walking ?? null);
+  t.is(familyOf(settings, [13]), null, 'football: no distance records');
+  const own = applyRecordsSettings({ families: { track: { sports: [122], distances: [100, 200], maxSpeed: 12.5 } } });
+  t.deepEqual(familyOf(own, [122, 121])?.distances, [100, 200], 'a child listed in its own family');
+});
+
+test('the settings fingerprint changes with the settings and the record ways only', (t) => {
+  const a = settingsFingerprint(DEFAULT_RECORDS_SETTINGS, recordWays);
+  t.is(a, settingsFingerprint(applyRecordsSettings({ families: {} }), new Map([...recordWays].reverse())));
+  t.not(a, settingsFingerprint(applyRecordsSettings({ families: { running: { distances: [1000] } } }), recordWays));
+  t.not(a, settingsFingerprint(DEFAULT_RECORDS_SETTINGS, new Map([...recordWays, [2, 1]])));
+  t.regex(a, /^[0-9a-f]{12}$/);
+});
+
+// ---- record ways ----
+
+test('recordWay 1: the highest summary is the best; 0 and anything else: not a record', (t) => {
+  t.is(recordDirection(1), 'highest');
+  for (const way of [0, 2, -1, undefined]) t.is(recordDirection(way), null);
+  t.true(recordScore(10, 'highest') > recordScore(9, 'highest'));
+  t.true(recordScore(9, 'lowest') > recordScore(10, 'lowest'));
+});
+
+test('all: one effort per summary datatype whose recordWay is 1, finite values only', (t) => {
+  const summaries = new Map<number, number>([
+    [DATATYPE.DISTANCE, 10_000],
+    [DATATYPE.DURATION, 3000],
+    [DATATYPE.HR_AVG, 150],
+    [DATATYPE.HR_MAX, 185],
+    [DATATYPE.ELEVATION_MAX, -12],
+    [DATATYPE.CALORIES, Number.NaN],
+    [9999, 5],
+  ]);
+  const efforts = bestEfforts(content({ summaries, sportId: 13 }), { recordWays, family: null });
+  t.deepEqual(efforts, [
+    { type: 'all', datatypeId: DATATYPE.HR_MAX, value: 185, score: 185 },
+    { type: 'all', datatypeId: DATATYPE.DISTANCE, value: 10_000, score: 10_000 },
+    { type: 'all', datatypeId: DATATYPE.ELEVATION_MAX, value: -12, score: -12 },
+    { type: 'all', datatypeId: DATATYPE.DURATION, value: 3000, score: 3000 },
+  ]);
+  t.deepEqual(
+    datatypes.filter((d) => d.recordWay === 1).map((d) => d.id),
+    [3, 5, 7, 9, 15, 18, 19, 23, 24, 99, 103, 206],
+    'the referential records',
+  );
+});
+
+// ---- best time over a distance ----
+
+test('hand-computed: the fastest stretch may start between samples (linear interpolation)', (t) => {
+  // 100 m in 10 s, then 100 m in 1 s: 150 m best from t=5 (50 m) to t=11.
+  t.deepEqual(bestTimeOver(series([0, 10, 11], [0, 100, 200]), 150), { seconds: 6, start: 5, end: 11 });
+  // ... or end between samples: 100 m in 1 s, then 100 m in 10 s.
+  t.deepEqual(bestTimeOver(series([0, 1, 11], [0, 100, 200]), 150), { seconds: 6, start: 0, end: 6 });
+  // Exactly the whole activity; one metre more is never covered.
+  t.deepEqual(bestTimeOver(series([0, 100], [0, 400]), 400), { seconds: 100, start: 0, end: 100 });
+  t.is(bestTimeOver(series([0, 100], [0, 400]), 401), null);
+  t.is(bestTimeOver(series([0], [0]), 1), null);
+  // Steady 4 m/s for 1000 s: 400 m in 100 s, 1000 m in 250 s, the earliest.
+  const time = Array.from({ length: 1001 }, (_, i) => i);
+  const steady = series(
+    time,
+    time.map((s) => 4 * s),
+  );
+  t.deepEqual(bestTimeOver(steady, 400), { seconds: 100, start: 0, end: 100 });
+  t.deepEqual(bestTimeOver(steady, 1000), { seconds: 250, start: 0, end: 250 });
+});
+
+test('ties go to the earliest stretch; a faster later one wins', (t) => {
+  // Two identical 100 m sprints of 20 s, at 100-120 and 300-320: the first.
+  const time = [0, 100, 120, 300, 320, 400];
+  t.deepEqual(bestTimeOver(series(time, [0, 100, 200, 300, 400, 500]), 100), { seconds: 20, start: 100, end: 120 });
+  t.deepEqual(bestTimeOver(series(time, [0, 100, 200, 300, 401, 500]), 100)?.start, 300);
+});
+
+test('pauses count: the clock runs while the athlete stands still (or the device stops sampling)', (t) => {
+  // 400 m in 100 s, a 600 s stop, 400 m in 100 s: 800 m takes 800 s, 400 m 100 s (the first).
+  const paused = series([0, 100, 700, 800], [0, 400, 400, 800]);
+  t.deepEqual(bestTimeOver(paused, 800), { seconds: 800, start: 0, end: 800 });
+  t.deepEqual(bestTimeOver(paused, 400), { seconds: 100, start: 0, end: 100 });
+  // 500 m straddles the stop, and every such stretch takes 725 s: the earliest is kept.
+  t.deepEqual(bestTimeOver(paused, 500), { seconds: 725, start: 0, end: 725 });
+});
+
+test('property: the two pointers find the brute-force optimum and its earliest start', (t) => {
+  fc.assert(
+    fc.property(randomSeries, fc.double({ min: 0.5, max: 800, noNaN: true }), (s, length) => {
+      const found = bestTimeOver(s, length);
+      const expected = oracle(s, length);
+      if (expected === null) return found === null;
+      return (
+        found !== null &&
+        Math.abs(found.seconds - expected.seconds) <= 1e-6 &&
+        Math.abs(found.start - expected.start) <= 1e-6 &&
+        Math.abs(found.end - found.start - found.seconds) <= 1e-9
+      );
+    }),
+    { numRuns: 400 },
+  );
+  t.pass();
+});
+
+test('property: no window between samples beats the result (dense search), and the window covers the distance', (t) => {
+  fc.assert(
+    fc.property(randomSeries, fc.integer({ min: 1, max: 400 }), (s, length) => {
+      const found = bestTimeOver(s, length);
+      if (found === null) return true;
+      if (distanceAt(s, found.end) - distanceAt(s, found.start) < length - 1e-6) return false;
+      const first = s.time[0] as number;
+      const last = s.time.at(-1) as number;
+      const step = Math.max(0.25, (last - first) / 400);
+      for (let a = first; a <= last; a += step)
+        for (let b = a + step; b <= last; b += step)
+          if (distanceAt(s, b) - distanceAt(s, a) >= length && b - a < found.seconds - 1e-6) return false;
+      return true;
+    }),
+    { numRuns: 60 },
+  );
+  t.pass();
+});
+
+// ---- distance from the stream and the track ----
+
+test('stream: NaN samples are skipped; resets and steps beyond the speed cap add nothing', (t) => {
+  const s = distanceFromStream(stream([0, 1, 2, 3, 4, 5, 6, 7], [0, 3, Number.NaN, 6, 5000, 9, 2, 5]), 12.5);
+  // 0→3 (+3), 3→6 (+3), 6→5000 spike (+0), 5000→9 drop (+0), 9→2 reset (+0), 2→5 (+3).
+  t.deepEqual([...(s?.time ?? [])], [0, 1, 3, 4, 5, 6, 7]);
+  t.deepEqual([...(s?.distance ?? [])], [0, 3, 6, 6, 6, 6, 9]);
+  t.is(distanceFromStream(stream([0, 1], [Number.NaN, 5]), 10), null, 'one usable sample');
+  t.is(distanceFromStream(emptyDatastream(), 10), null);
+  // The cap is a speed: a long step is fine when it took long.
+  t.deepEqual([...(distanceFromStream(stream([0, 100], [0, 1000]), 12.5)?.distance ?? [])], [0, 1000]);
+});
+
+test('stream: samples out of time order are dropped', (t) => {
+  const s = distanceFromStream(stream([0, 5, 5, 3, 10], [0, 10, 20, 30, 40]), 100);
+  t.deepEqual([...(s?.time ?? [])], [0, 5, 10]);
+  t.deepEqual([...(s?.distance ?? [])], [0, 10, 40]);
+});
+
+test('track: distances agree with the haversine; a spike point is dropped', (t) => {
+  const elapsed = Array.from({ length: 601 }, (_, i) => i);
+  const track = northTrack(
+    elapsed,
+    elapsed.map((i) => (i === 0 ? 0 : 3)),
+  );
+  const s = distanceFromTrack(track, 12.5);
+  const total = s?.distance.at(-1) as number;
+  const exact =
+    distanceKm(
+      [track.longitude[0] as number, track.latitude[0] as number],
+      [track.longitude[600] as number, track.latitude[600] as number],
+    ) * 1000;
+  t.true(Math.abs(total - 1800) < 1e-3, `${total}`);
+  t.true(Math.abs(total - exact) < 1e-3);
+
+  // One point 2 km east: its two segments are impossible; the distance does not change.
+  const spiked = northTrack(
+    elapsed,
+    elapsed.map((i) => (i === 0 ? 0 : 3)),
+  );
+  spiked.longitude[300] = 6.03;
+  const withSpike = distanceFromTrack(spiked, 12.5);
+  t.is(withSpike?.time.length, 600);
+  t.true(Math.abs((withSpike?.distance.at(-1) as number) - 1800) < 1e-3);
+  // Without a cap the spike would add about 4 km.
+  t.true((distanceFromTrack(spiked, 1e9)?.distance.at(-1) as number) > 5000);
+});
+
+test('track: a wrong first fix is left behind once two points agree; the jump adds nothing', (t) => {
+  const elapsed = Array.from({ length: 101 }, (_, i) => i);
+  const track = northTrack(
+    elapsed,
+    elapsed.map((i) => (i === 0 ? 0 : 3)),
+  );
+  track.latitude[0] = 46; // 100 km north of the rest
+  const s = distanceFromTrack(track, 12.5);
+  // Points 1 and 2 are dropped against point 0; point 2 agrees with point 1 and becomes the reference.
+  t.deepEqual([...(s?.time.subarray(0, 3) ?? [])], [0, 2, 3]);
+  t.true(Math.abs((s?.distance.at(-1) as number) - 98 * 3) < 1e-3);
+});
+
+test('track: flat steps match the haversine to 1e-6 at any latitude; long steps use the haversine', (t) => {
+  fc.assert(
+    fc.property(
+      fc.double({ min: -85, max: 85, noNaN: true }),
+      fc.double({ min: -179, max: 179, noNaN: true }),
+      fc.double({ min: -0.02, max: 0.02, noNaN: true }),
+      fc.double({ min: -0.02, max: 0.02, noNaN: true }),
+      (lat, lon, dLat, dLon) => {
+        const track = {
+          elapsed: Int32Array.from([0, 1_000_000]),
+          latitude: Float64Array.from([lat, lat + dLat]),
+          longitude: Float64Array.from([lon, lon + dLon]),
+          elevation: Float64Array.from([0, 0]),
+        };
+        const measured = distanceFromTrack(track, 1e9)?.distance[1] as number;
+        const exact = distanceKm([lon, lat], [lon + dLon, lat + dLat]) * 1000;
+        return Math.abs(measured - exact) <= 1e-6 * Math.max(exact, 1);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  t.pass();
+});
+
+// ---- best efforts of an activity ----
+
+test('distance records come from the distance stream, else from the track; ms precision, datatype 24', (t) => {
+  // 1 Hz for 1 h at 3.7 m/s, with 67 s at 6 m/s from second 1001: about 13.5 km.
+  const elapsed = Array.from({ length: 3601 }, (_, i) => i);
+  const steps = elapsed.map((i) => (i === 0 ? 0 : i > 1000 && i <= 1067 ? 6 : 3.7));
+  let total = 0;
+  const distance = steps.map((v) => {
+    total += v;
+    return total;
+  });
+  const byType = (efforts: ReturnType<typeof bestEfforts>) => new Map(efforts.map((e) => [e.type, e]));
+
+  const fromStream = byType(bestEfforts(content({ datastream: stream(elapsed, distance) }), rules()));
+  t.deepEqual(
+    [...fromStream.keys()].sort(),
+    [
+      'distance.1000m',
+      'distance.10000m',
+      'distance.1609m',
+      'distance.3218m',
+      'distance.400m',
+      'distance.5000m',
+      'distance.804m',
+    ].sort(),
+    'every running distance up to 10 km; not the half marathon',
+  );
+  t.deepEqual(fromStream.get('distance.400m'), {
+    type: 'distance.400m',
+    datatypeId: DATATYPE.DURATION,
+    value: 66.667,
+    score: -66.667,
+  });
+
+  // A slower track beside the stream is ignored; alone, it gives the same times.
+  const slowTrack = northTrack(
+    elapsed,
+    steps.map((v) => v / 2),
+  );
+  const both = byType(bestEfforts(content({ datastream: stream(elapsed, distance), track: slowTrack }), rules()));
+  t.is(both.get('distance.400m')?.value, 66.667);
+  const track = northTrack(elapsed, steps);
+  const fromTrack = byType(bestEfforts(content({ track }), rules()));
+  t.deepEqual([...fromTrack.keys()].sort(), [...fromStream.keys()].sort());
+  for (const [type, effort] of fromStream)
+    t.true(Math.abs((fromTrack.get(type)?.value as number) - effort.value) <= 0.002, type);
+
+  // A sport without a family: the summaries only.
+  t.deepEqual(bestEfforts(content({ datastream: stream(elapsed, distance) }), { recordWays, family: null }), []);
+  // A cyclist's family times 5 and 10 km only (13.5 km done), with its own cap.
+  const cycling = DEFAULT_RECORDS_SETTINGS.families.cycling ?? null;
+  t.deepEqual(
+    bestEfforts(content({ datastream: stream(elapsed, distance) }), { recordWays, family: cycling }).map((e) => e.type),
+    ['distance.10000m', 'distance.5000m'],
+  );
+});
+
+test('property: efforts depend only on the content, and a faster copy never has a slower record', (t) => {
+  fc.assert(
+    fc.property(randomSeries, (s) => {
+      const elapsed = [...s.time];
+      const make = (factor: number) =>
+        content({
+          datastream: stream(
+            elapsed,
+            [...s.distance].map((d) => d * factor),
+          ),
+        });
+      const wide: RecordRules = { recordWays, family: { sports: [1], distances: [10, 50, 200, 1000], maxSpeed: 1e6 } };
+      const once = bestEfforts(make(1), wide);
+      if (JSON.stringify(once) !== JSON.stringify(bestEfforts(make(1), wide))) return false;
+      const faster = new Map(bestEfforts(make(1.5), wide).map((e) => [e.type, e.value]));
+      return once.every((e) => (faster.get(e.type) as number) <= e.value);
+    }),
+    { numRuns: 200 },
+  );
+  t.pass();
+});
