@@ -87,7 +87,7 @@ test('POST refuses another user, an unknown or malformed datatype, a bad date or
   }
   const missing = await post(u, {});
   t.is(missing.status, 422);
-  t.deepEqual(violations(missing.body).sort(), ['date', 'datatype', 'user', 'value']);
+  t.deepEqual(violations(missing.body).sort(), ['datatype', 'date', 'user', 'value']);
   const extra = await post(u, { ...measure(u), valeu: 1 });
   t.is(extra.status, 422);
   t.regex(extra.body['hydra:description'], /valeu/);
