@@ -64,6 +64,8 @@ export const envSchema = z.object({
   SEED_ON_START: bool.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: byteSize.default('1mb'),
+  /** Largest body of POST /v2/activities: an activity with its streams (24 h at 1 Hz is about 10 MB). */
+  ACTIVITY_BODY_LIMIT: byteSize.default('32mb'),
   CORS_ORIGINS: z.string().default('*'),
   RATE_LIMIT_ENABLED: bool.default(true),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(600),
@@ -95,6 +97,7 @@ export interface Config extends Env {
   /** Issuer of our own tokens: AUTH_ISSUER or PUBLIC_URL. */
   issuer: string;
   bodyLimitBytes: number;
+  activityBodyLimitBytes: number;
   corsOrigins: string[] | '*';
 }
 
@@ -128,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     PUBLIC_URL: e.PUBLIC_URL.replace(/\/$/, ''),
     issuer: (e.AUTH_ISSUER ?? e.PUBLIC_URL).replace(/\/$/, ''),
     bodyLimitBytes: bytes(e.BODY_LIMIT),
+    activityBodyLimitBytes: bytes(e.ACTIVITY_BODY_LIMIT),
     corsOrigins: origins.length === 0 || origins.includes('*') ? '*' : origins,
   };
 }

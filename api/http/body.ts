@@ -1,8 +1,15 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
 
-/** JSON bodies in every media type our services speak, with one size limit (413 above it). */
-export function jsonBody(limitBytes: number): Middleware {
+/** A route that accepts larger JSON bodies than the default limit (an activity with its streams). */
+export interface RouteBodyLimit {
+  method: string;
+  /** The full path, prefix included (`/v2/activities`); a trailing slash matches too. */
+  path: string;
+  limitBytes: number;
+}
+
+function jsonParser(limitBytes: number): Middleware {
   return bodyParser({
     enableTypes: ['json'],
     jsonLimit: limitBytes,
@@ -19,4 +26,23 @@ export function jsonBody(limitBytes: number): Middleware {
     // An empty body is treated as absent (undefined), never as {}: validation then says so.
     parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
   }) as Middleware;
+}
+
+/**
+ * JSON bodies in every media type our services speak, with one size limit (413 above it), except
+ * on the routes given their own limit: only those routes take larger bodies.
+ */
+export function jsonBody(limitBytes: number, routeLimits: readonly RouteBodyLimit[] = []): Middleware {
+  const parse = jsonParser(limitBytes);
+  if (routeLimits.length === 0) return parse;
+  const routes = routeLimits.map((r) => ({
+    method: r.method.toUpperCase(),
+    path: r.path,
+    parse: jsonParser(r.limitBytes),
+  }));
+  return (ctx, next) => {
+    const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
+    const route = routes.find((r) => r.method === ctx.method && r.path === path);
+    return (route?.parse ?? parse)(ctx, next);
+  };
 }

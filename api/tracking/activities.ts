@@ -1,5 +1,405 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { Config } from '../../shared/config.ts';
+import {
+  ACTIVITY_LIMITS,
+  datastreamFromJson,
+  summariesFromJson,
+  trackFromJson,
+} from '../../shared/tracking/activity-content.ts';
+import type { ActivityContent } from '../../shared/tracking/activity-data.ts';
+import { jsonWithStreams } from '../../shared/tracking/activity-json.ts';
+import { ACTIVITY_ORDERS, listActivities } from '../../shared/tracking/activity-list.ts';
+import {
+  type ActivityInput,
+  type ActivityRow,
+  createActivity,
+  deleteActivity,
+  findActivityContent,
+  updateActivity,
+} from '../../shared/tracking/activity-store.ts';
+import { iri, iriOrNull, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
+import type { RouteBodyLimit } from '../http/body.ts';
+import type { HydraView } from '../http/formats/format.ts';
+import { contextIri, itemIri } from '../http/formats/hydra.ts';
+import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
+import { trackingCaller } from './identity.ts';
+import {
+  dateFilterOf,
+  dateFilterShape,
+  dateTime,
+  formatDateTime,
+  integerIriOf,
+  integerRefOf,
+  iriOf,
+  listFilterOf,
+  listFilterShape,
+  orderOf,
+  orderShape,
+  pagingShape,
+  refOf,
+  writeBody,
+} from './schemas.ts';
 
-// TODO(issue 10): being built.
-export function activitiesResource(_router: ApiRouter, _app: AppContext): void {}
+/**
+ * /v2/activities (docs/tracking-activities.md): the caller's activities with their summaries,
+ * datastream and GPS track. Rules and storage live in shared/tracking/activity-*.ts.
+ */
+
+const PATH = '/activities';
+
+/** POST /v2/activities takes ACTIVITY_BODY_LIMIT instead of BODY_LIMIT: a 24-hour stream is about 10 MB. */
+export function activityBodyLimits(config: Config): RouteBodyLimit[] {
+  return [{ method: 'POST', path: `${TRACKING_PREFIX}${PATH}`, limitBytes: config.activityBodyLimitBytes }];
+}
+
+const iriString = (example: string) => z.string().meta({ format: 'iri-reference', example });
+const dateString = z.string().meta({ format: 'date-time', example: '2024-05-01T06:30:00+00:00' });
+
+const streamsDoc = {
+  datastream: z
+    .record(z.string(), z.record(z.string(), z.number()))
+    .optional()
+    .meta({
+      description:
+        'Only on GET of one activity. Elapsed second (string key) to `{datatype id: number}`; a sample without values is `{}`.',
+      example: { '0': { '1': 92, '5': 0 }, '1': { '1': 95, '5': 3.1 } },
+    }),
+  locations: z
+    .record(z.string(), z.object({ latitude: z.number(), longitude: z.number(), elevation: z.number().nullable() }))
+    .optional()
+    .meta({
+      description:
+        'Only on GET of one activity. Elapsed second (string key) to a GPS point; `{}` for a stationary activity.',
+      example: { '0': { latitude: 50.6292, longitude: 3.0573, elevation: 21.5 } },
+    }),
+};
+
+/** An Activity, the spec's fields in the spec's order. */
+const activitySchema = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    user: iriString('/v2/users/a1b2c3'),
+    sport: iriString('/v2/sports/121'),
+    userDevice: iriString('/v2/user_devices/ab12').nullable(),
+    startdate: dateString,
+    duration: z.number().int().meta({ description: 'total seconds' }),
+    latitude: z.number().nullable().meta({ description: 'of the first GPS point, null without a track' }),
+    longitude: z.number().nullable(),
+    elevation: z.number().nullable(),
+    manual: z.boolean().meta({ description: 'true when no device is declared' }),
+    comment: z.string().nullable(),
+    connector: iriString('/v2/connectors/1').nullable(),
+    userSession: z.string().nullable(),
+    correctedElevation: z.boolean(),
+    images: z.array(z.string()),
+    thumbnail: z.string().nullable().meta({ description: 'set by the thumbnail job or a PUT' }),
+    dataSummaries: z.record(z.string(), z.number()).meta({ example: { '5': 10230, '24': 3600 } }),
+    tags: z.array(z.string()).nullable(),
+    trackFlag: z.boolean(),
+    datastreamFlag: z.boolean(),
+    globalChallenge: z.string().nullable(),
+    availableDatatypes: z.array(z.number().int()),
+    createdAt: dateString,
+    updatedAt: dateString,
+    ...streamsDoc,
+  })
+  .meta({ id: 'Activity' });
+
+/** The fields of an Activity node (without `@context`, `@id`, `@type`), in the spec's order. */
+export function activityFields(a: ActivityRow): Record<string, unknown> {
+  return {
+    id: a.id,
+    name: a.name,
+    user: iri('users', a.user_id),
+    sport: iri('sports', a.sport_id),
+    userDevice: iriOrNull('user_devices', a.user_device_id),
+    startdate: formatDateTime(a.startdate),
+    duration: a.duration,
+    latitude: a.latitude,
+    longitude: a.longitude,
+    elevation: a.elevation,
+    manual: a.manual,
+    comment: a.comment,
+    connector: iriOrNull('connectors', a.connector_id),
+    userSession: a.user_session,
+    correctedElevation: a.corrected_elevation,
+    images: a.images,
+    thumbnail: a.thumbnail,
+    dataSummaries: a.data_summaries,
+    tags: a.tags,
+    trackFlag: a.track_flag,
+    datastreamFlag: a.datastream_flag,
+    globalChallenge: a.global_challenge,
+    availableDatatypes: a.available_datatypes,
+    createdAt: formatDateTime(a.created_at),
+    updatedAt: formatDateTime(a.updated_at),
+  };
+}
+
+export const activityView: HydraView<ActivityRow> = {
+  type: 'Activity',
+  path: `${TRACKING_PREFIX}${PATH}`,
+  id: (a) => a.id,
+  fields: activityFields,
+};
+
+/**
+ * One activity with its `datastream` and `locations` as JSON bytes: JSON-LD (`@context`, `@id`,
+ * `@type` first) or API Platform's plain JSON. The streams are written from their columns.
+ */
+export function activityDocument(found: { row: ActivityRow; content: ActivityContent }, jsonLd: boolean): Buffer {
+  const view = activityView as HydraView<never>;
+  const head = jsonLd
+    ? {
+        '@context': contextIri(view),
+        '@id': itemIri(view, found.row),
+        '@type': activityView.type,
+        ...activityFields(found.row),
+      }
+    : activityFields(found.row);
+  return jsonWithStreams(head, found.content);
+}
+
+const L = ACTIVITY_LIMITS;
+const httpUrl = z
+  .string()
+  .max(L.urlLength)
+  .refine((v) => {
+    if (!/^https?:\/\//i.test(v)) return false;
+    try {
+      new URL(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL');
+const streamObject = (description: string, example: unknown) =>
+  z.record(z.string(), z.unknown()).nullable().optional().meta({ description, example });
+const reference = z
+  .union([z.string().max(255), z.number()])
+  .nullable()
+  .optional();
+
+/** The spec's `location` object of a create: accepted, checked and stored as sent (no field reads it back). */
+const locationObject = z
+  .strictObject({
+    elapsed_time: z.number().int().min(0).max(L.maxSeconds).optional(),
+    latitude: z.number().min(-90).max(90).nullable().optional(),
+    longitude: z.number().min(-180).max(180).nullable().optional(),
+    elevation: z.number().nullable().optional(),
+    device: z
+      .strictObject({ firmware: reference, model: reference, sn: z.string().max(128).nullable().optional() })
+      .nullable()
+      .optional(),
+    manual: z.boolean().optional(),
+  })
+  .nullable()
+  .optional();
+
+const name = z.string().max(L.nameLength).nullable();
+const comment = z.string().max(L.commentLength).nullable();
+const tags = z.array(z.string().min(1).max(L.tagLength)).max(L.maxTags).nullable();
+const images = z.array(httpUrl).max(L.maxImages);
+
+const createFields = {
+  name: name.optional(),
+  user: iriOf('users').meta({ description: "the caller's own user IRI" }),
+  sport: integerIriOf('sports'),
+  userDevice: iriOf('user_devices')
+    .nullable()
+    .optional()
+    .meta({ description: 'one of your devices; required unless the activity is manual' }),
+  connector: integerIriOf('connectors').nullable().optional().meta({ description: 'required with a userDevice' }),
+  startdate: dateTime,
+  duration: z
+    .number()
+    .int()
+    .min(0)
+    .max(L.maxSeconds)
+    .meta({ description: `total seconds, 0 to ${L.maxSeconds}` }),
+  manual: z.boolean().optional().meta({ description: 'optional; must agree with userDevice (manual ⇔ no device)' }),
+  comment: comment.optional(),
+  userSession: z.string().min(1).max(L.userSessionLength).nullable().optional(),
+  images: images.optional(),
+  tags: tags.optional(),
+  location: locationObject,
+  dataSummaries: z
+    .record(z.string(), z.unknown())
+    .meta({ description: 'datatype id (string key) to a number', example: { '5': 10230, '24': 3600 } }),
+  datastream: streamObject(`elapsed second (string key, 0 to ${L.maxSeconds}) to {datatype id: number}`, {
+    '0': { '1': 92 },
+    '1': { '1': 95, '5': 3.1 },
+  }),
+  locations: streamObject(
+    `elapsed second (string key, 0 to ${L.maxSeconds}) to {latitude, longitude, elevation (number or null)}`,
+    { '0': { latitude: 50.6292, longitude: 3.0573, elevation: 21.5 } },
+  ),
+};
+
+/** Fields a client reads but never writes: sent back, they are ignored. */
+const READ_ONLY = [
+  'id',
+  'latitude',
+  'longitude',
+  'elevation',
+  'correctedElevation',
+  'thumbnail',
+  'trackFlag',
+  'datastreamFlag',
+  'globalChallenge',
+  'availableDatatypes',
+  'createdAt',
+  'updatedAt',
+];
+
+const createBody = writeBody('Activity', createFields, READ_ONLY);
+
+const updateFields = {
+  name: name.optional(),
+  sport: integerIriOf('sports').optional(),
+  comment: comment.optional(),
+  tags: tags.optional(),
+  images: images.optional(),
+  thumbnail: httpUrl.nullable().optional(),
+};
+
+/** Set at the creation, read-only afterwards: a PUT sending back what it read is not refused for them. */
+const FIXED_AFTER_CREATION = Object.keys(createFields).filter((k) => !(k in updateFields));
+const updateBody = writeBody('Activity', updateFields, [
+  ...READ_ONLY.filter((k) => k !== 'thumbnail'),
+  ...FIXED_AFTER_CREATION,
+]);
+
+/** A JSON create body as the store takes it: the streams become columns (422 naming each bad sample). */
+function activityInputFromJson(body: z.output<typeof createBody>): ActivityInput {
+  const summaries = summariesFromJson(body.dataSummaries as Record<string, unknown>);
+  const datastream = datastreamFromJson(body.datastream);
+  const track = trackFromJson(body.locations);
+  return {
+    userId: body.user as string,
+    userDeviceId: body.userDevice ?? null,
+    connectorId: body.connector ?? null,
+    manual: body.manual,
+    comment: body.comment ?? null,
+    userSession: body.userSession ?? null,
+    images: body.images ?? [],
+    tags: body.tags ?? null,
+    location: body.location ?? null,
+    content: {
+      sportId: body.sport as number,
+      name: body.name ?? null,
+      startdate: body.startdate as Date,
+      duration: body.duration as number,
+      summaries,
+      datastream,
+      track,
+    },
+  };
+}
+
+const trackFlag = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1')
+  .optional();
+
+const listQuery = z.object({
+  ...listFilterShape('user', refOf('users')),
+  ...listFilterShape('sport', integerRefOf('sports')),
+  ...dateFilterShape('startdate'),
+  ...dateFilterShape('createdAt'),
+  trackFlag,
+  ...orderShape(ACTIVITY_ORDERS),
+  ...pagingShape,
+});
+
+const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
+
+/** /v2/activities: the caller's activities (create, list, read with streams, update, delete). */
+export function activitiesResource(router: ApiRouter, app: AppContext): void {
+  const { db } = app;
+  const caller = (principal: Parameters<typeof trackingCaller>[1]) => trackingCaller(app, principal);
+  const detail = (jsonLd: boolean) => (found: unknown, _ctx: Context) =>
+    activityDocument(found as { row: ActivityRow; content: ActivityContent }, jsonLd);
+  new Resource(router, app, {
+    path: PATH,
+    itemPath: '/:id',
+    itemParams: idParams,
+    format: 'hydra',
+    item: activitySchema,
+    hydra: activityView as HydraView<never>,
+    access: { read: 'bearer+key', write: 'bearer+key' },
+    notFound: 'No such activity (or not yours)',
+    tag: 'tracking',
+  })
+    .list({
+      summary: "The caller's activities (without their streams)",
+      description:
+        "Only the caller's activities. `user` / `user[]` and `sport` / `sport[]` take IRIs or bare ids; `startdate[...]` and `createdAt[...]` take `after`, `before` (inclusive), `strictly_after`, `strictly_before`; `trackFlag=true|false`; `order[startdate|createdAt|duration|id]=asc|desc` (default: startdate descending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
+      query: listQuery,
+      handler: async ({ query, principal, ctx }) => {
+        const user = await caller(principal);
+        const found = await listActivities(
+          db,
+          user.id,
+          {
+            users: listFilterOf<string>(query, 'user'),
+            sports: listFilterOf<number>(query, 'sport'),
+            startdate: dateFilterOf(query, 'startdate'),
+            createdAt: dateFilterOf(query, 'createdAt'),
+            trackFlag: query.trackFlag,
+            order: orderOf(query, ctx.querystring, ACTIVITY_ORDERS),
+          },
+          query,
+        );
+        return { ...found, page: query.page, limit: query.limit };
+      },
+    })
+    .create({
+      summary: 'Store an activity with its summaries, datastream and GPS track',
+      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${L.maxSeconds}. The answer is the activity without its streams (GET it for them).`,
+      body: createBody,
+      errors: { 413: 'The body is larger than ACTIVITY_BODY_LIMIT' },
+      location: (a) => iri('activities', (a as ActivityRow).id),
+      handler: async ({ body, principal }) => {
+        const user = await caller(principal);
+        const row = await createActivity(db, user.id, activityInputFromJson(body));
+        app.relay.kick();
+        return row;
+      },
+    })
+    .get({
+      summary: 'One activity of the caller, with its datastream and locations',
+      representations: { 'application/ld+json': detail(true), 'application/json': detail(false) },
+      handler: async ({ params, principal }) => findActivityContent(db, (await caller(principal)).id, params.id),
+    })
+    .update({
+      summary: 'Change the name, comment, tags, images, thumbnail or sport of an activity of the caller',
+      description:
+        'The fields sent replace their values; the others stay. Every other Activity field is fixed at the creation: sent back, it is ignored. A change of sport must name an existing sport.',
+      body: updateBody,
+      handler: async ({ params, body, principal }) => {
+        const user = await caller(principal);
+        const row = await updateActivity(db, user.id, params.id, {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.comment !== undefined ? { comment: body.comment } : {}),
+          ...(body.tags !== undefined ? { tags: body.tags } : {}),
+          ...(body.images !== undefined ? { images: body.images } : {}),
+          ...(body.thumbnail !== undefined ? { thumbnail: body.thumbnail } : {}),
+          ...(body.sport !== undefined ? { sportId: body.sport } : {}),
+        });
+        app.relay.kick();
+        return row;
+      },
+    })
+    .remove({
+      summary: 'Delete an activity of the caller, with its streams and records',
+      handler: async ({ params, principal }) => {
+        await deleteActivity(db, (await caller(principal)).id, params.id);
+        app.relay.kick();
+      },
+    });
+}

@@ -12,6 +12,7 @@ import * as m0032 from './0032_partners.ts';
 import * as m0040 from './0040_tracking.ts';
 import * as m0041 from './0041_tracking_devices.ts';
 import * as m0042 from './0042_share_activities.ts';
+import * as m0044 from './0044_activities.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0040_tracking': m0040,
   '0041_tracking_devices': m0041,
   '0042_share_activities': m0042,
+  '0044_activities': m0044,
 };

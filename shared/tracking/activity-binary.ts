@@ -1,0 +1,178 @@
+import type { Track } from './activity-data.ts';
+
+/**
+ * Stream columns in binary, both ways, so no sample is ever formatted or parsed as text on its
+ * way to or from PostgreSQL. node-postgres sends a Buffer parameter in binary format: a
+ * `float8[]`/`int4[]` parameter is then read by PostgreSQL's `array_recv` and a `geometry` one
+ * by PostGIS's WKB reader. Reads select `array_send(column)` and `ST_AsBinary(track)`.
+ */
+
+const FLOAT8_OID = 701;
+const INT4_OID = 23;
+const SRID = 4326;
+
+/** PostgreSQL's binary array header: ndim, has-nulls flag, element type, then size and lower bound. */
+function arrayHeader(buf: Buffer, n: number, hasNulls: boolean, elementOid: number): number {
+  if (n === 0) {
+    buf.writeInt32BE(0, 0);
+    buf.writeInt32BE(0, 4);
+    buf.writeUInt32BE(elementOid, 8);
+    return 12;
+  }
+  buf.writeInt32BE(1, 0);
+  buf.writeInt32BE(hasNulls ? 1 : 0, 4);
+  buf.writeUInt32BE(elementOid, 8);
+  buf.writeInt32BE(n, 12);
+  buf.writeInt32BE(1, 16);
+  return 20;
+}
+
+/** A `float8[]` parameter; NaN is sent as NULL (a sample without a value of this datatype). */
+export function float8ArrayParam(values: Float64Array): Buffer {
+  let nulls = 0;
+  for (const v of values) if (Number.isNaN(v)) nulls++;
+  const n = values.length;
+  const buf = Buffer.allocUnsafe(20 + (n - nulls) * 12 + nulls * 4);
+  let o = arrayHeader(buf, n, nulls > 0, FLOAT8_OID);
+  for (let i = 0; i < n; i++) {
+    const v = values[i] as number;
+    if (Number.isNaN(v)) {
+      buf.writeInt32BE(-1, o);
+      o += 4;
+    } else {
+      buf.writeInt32BE(8, o);
+      buf.writeDoubleBE(v, o + 4);
+      o += 12;
+    }
+  }
+  return buf.subarray(0, o);
+}
+
+/** An `int4[]` parameter. */
+export function int4ArrayParam(values: Int32Array): Buffer {
+  const n = values.length;
+  const buf = Buffer.allocUnsafe(20 + n * 8);
+  let o = arrayHeader(buf, n, false, INT4_OID);
+  for (let i = 0; i < n; i++) {
+    buf.writeInt32BE(4, o);
+    buf.writeInt32BE(values[i] as number, o + 4);
+    o += 8;
+  }
+  return buf.subarray(0, o);
+}
+
+/** Elements of a one-dimensional binary array: the offset of the first one and their count. */
+function arrayBody(buf: Buffer, elementOid: number): { offset: number; n: number } {
+  const ndim = buf.readInt32BE(0);
+  const oid = buf.readUInt32BE(8);
+  if (oid !== elementOid) throw new Error(`binary array of element type ${oid}, expected ${elementOid}`);
+  if (ndim === 0) return { offset: 12, n: 0 };
+  if (ndim !== 1) throw new Error(`binary array of ${ndim} dimensions, expected 1`);
+  return { offset: 20, n: buf.readInt32BE(12) };
+}
+
+/** `array_send(float8[])` back to values; NULL elements become NaN. */
+export function float8ArrayFromBinary(buf: Buffer): Float64Array {
+  const { offset, n } = arrayBody(buf, FLOAT8_OID);
+  const out = new Float64Array(n);
+  let o = offset;
+  for (let i = 0; i < n; i++) {
+    const length = buf.readInt32BE(o);
+    if (length === -1) {
+      out[i] = Number.NaN;
+      o += 4;
+    } else {
+      out[i] = buf.readDoubleBE(o + 4);
+      o += 12;
+    }
+  }
+  return out;
+}
+
+/** `array_send(int4[])` back to values (the column has no NULLs). */
+export function int4ArrayFromBinary(buf: Buffer): Int32Array {
+  const { offset, n } = arrayBody(buf, INT4_OID);
+  const out = new Int32Array(n);
+  let o = offset;
+  for (let i = 0; i < n; i++) {
+    if (buf.readInt32BE(o) !== 4) throw new Error('int4[] element of unexpected length (NULL?)');
+    out[i] = buf.readInt32BE(o + 4);
+    o += 8;
+  }
+  return out;
+}
+
+const EWKB_Z = 0x80000000;
+const EWKB_M = 0x40000000;
+const EWKB_SRID = 0x20000000;
+const WKB_POINT = 1;
+const WKB_LINESTRING = 2;
+
+/**
+ * The track as EWKB (SRID 4326, little-endian): a LineString ZM, or a Point ZM for a single
+ * location. X longitude, Y latitude, Z elevation (NaN unknown), M the elapsed second.
+ * Undefined for an empty track.
+ */
+export function trackToEwkb(track: Track): Buffer | undefined {
+  const n = track.elapsed.length;
+  if (n === 0) return undefined;
+  const line = n > 1;
+  const header = 1 + 4 + 4 + (line ? 4 : 0);
+  const buf = Buffer.allocUnsafe(header + n * 32);
+  buf.writeUInt8(1, 0);
+  buf.writeUInt32LE(((line ? WKB_LINESTRING : WKB_POINT) | EWKB_Z | EWKB_M | EWKB_SRID) >>> 0, 1);
+  buf.writeUInt32LE(SRID, 5);
+  if (line) buf.writeUInt32LE(n, 9);
+  let o = header;
+  for (let i = 0; i < n; i++) {
+    buf.writeDoubleLE(track.longitude[i] as number, o);
+    buf.writeDoubleLE(track.latitude[i] as number, o + 8);
+    buf.writeDoubleLE(track.elevation[i] as number, o + 16);
+    buf.writeDoubleLE(track.elapsed[i] as number, o + 24);
+    o += 32;
+  }
+  return buf;
+}
+
+/**
+ * A track from the WKB of `ST_AsBinary` (ISO: type 3001/3002 for ZM) or `ST_AsEWKB` (flags):
+ * a Point or LineString with Z and M.
+ */
+export function trackFromWkb(buf: Buffer): Track {
+  const little = buf.readUInt8(0) === 1;
+  const readU32 = (o: number) => (little ? buf.readUInt32LE(o) : buf.readUInt32BE(o));
+  const readF64 = (o: number) => (little ? buf.readDoubleLE(o) : buf.readDoubleBE(o));
+  const code = readU32(1);
+  let o = 5;
+  let base: number;
+  let zm: boolean;
+  if (code & (EWKB_Z | EWKB_M | EWKB_SRID)) {
+    base = code & 0xff;
+    zm = (code & EWKB_Z) !== 0 && (code & EWKB_M) !== 0;
+    if (code & EWKB_SRID) o += 4;
+  } else {
+    base = code % 1000;
+    zm = Math.floor(code / 1000) === 3;
+  }
+  if (!zm || (base !== WKB_POINT && base !== WKB_LINESTRING))
+    throw new Error(`track WKB of type ${code}: expected a Point or LineString with Z and M`);
+  let n = 1;
+  if (base === WKB_LINESTRING) {
+    n = readU32(o);
+    o += 4;
+  }
+  const track: Track = {
+    elapsed: new Int32Array(n),
+    latitude: new Float64Array(n),
+    longitude: new Float64Array(n),
+    elevation: new Float64Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    track.longitude[i] = readF64(o);
+    track.latitude[i] = readF64(o + 8);
+    track.elevation[i] = readF64(o + 16);
+    track.elapsed[i] = readF64(o + 24);
+    o += 32;
+  }
+  return track;
+}

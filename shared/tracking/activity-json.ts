@@ -1,0 +1,197 @@
+import type { Datastream, Track } from './activity-data.ts';
+
+/**
+ * The `datastream` and `locations` members written straight into bytes. A 24-hour activity at
+ * 1 Hz is close to a million numbers: building objects for JSON.stringify takes several times
+ * longer than writing the digits (bench/tracking-ingest.ts measures the read path). Every number
+ * written parses back to the same double (see `writeNumber`).
+ */
+
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** The longest number written: String() of a double, e.g. -1.2345678901234567e-300. */
+const NUMBER_BYTES = 25;
+
+/** A growable buffer of JSON text. */
+export class JsonWriter {
+  #buf: Buffer;
+  #at = 0;
+
+  constructor(capacity = 64 * 1024) {
+    this.#buf = Buffer.allocUnsafe(capacity);
+  }
+
+  /** Room for `bytes` more bytes. */
+  ensure(bytes: number): void {
+    if (this.#at + bytes <= this.#buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.#at + bytes));
+    this.#buf.copy(next, 0, 0, this.#at);
+    this.#buf = next;
+  }
+
+  /** Any text (UTF-8), e.g. a JSON.stringify result. */
+  text(s: string): void {
+    this.ensure(Buffer.byteLength(s));
+    this.#at += this.#buf.write(s, this.#at, 'utf8');
+  }
+
+  /** ASCII text already known to fit (call `ensure` first). */
+  ascii(s: string): void {
+    const buf = this.#buf;
+    let at = this.#at;
+    for (let i = 0; i < s.length; i++) buf[at++] = s.charCodeAt(i);
+    this.#at = at;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.#buf.set(b, this.#at);
+    this.#at += b.length;
+  }
+
+  byte(c: number): void {
+    this.#buf[this.#at++] = c;
+  }
+
+  /** A non-negative integer below 2^53. */
+  uint(n: number): void {
+    const buf = this.#buf;
+    let digits = 1;
+    for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++;
+    let at = this.#at + digits;
+    this.#at = at;
+    let v = n;
+    while (v >= 10) {
+      const q = Math.floor(v / 10);
+      buf[--at] = 48 + (v - q * 10);
+      v = q;
+    }
+    buf[--at] = 48 + v;
+  }
+
+  /**
+   * A finite number, as JSON. Integers and numbers with at most 9 decimals (sensor values,
+   * coordinates) are written from their digits, after checking that `digits / 10^k` is exactly
+   * the value, so the text parses back to the same double; anything else goes through String().
+   */
+  number(v: number): void {
+    const a = Math.abs(v);
+    if (Number.isInteger(a) && a <= MAX_SAFE) {
+      if (v < 0) this.byte(45);
+      this.uint(a);
+      return;
+    }
+    if (a >= 1e-6 && a < 1e9) {
+      for (let k = 1; k <= 9; k++) {
+        const p = POW10[k] as number;
+        const digits = Math.round(a * p);
+        if (digits / p !== a || digits > MAX_SAFE) continue;
+        if (v < 0) this.byte(45);
+        let whole = Math.floor(digits / p);
+        // Exact integer arithmetic (all below 2^53), whatever the rounding of the division.
+        if (whole * p > digits) whole--;
+        let fraction = digits - whole * p;
+        this.uint(whole);
+        this.byte(46);
+        const buf = this.#buf;
+        let at = this.#at + k;
+        this.#at = at;
+        for (let j = 0; j < k; j++) {
+          const q = Math.floor(fraction / 10);
+          buf[--at] = 48 + (fraction - q * 10);
+          fraction = q;
+        }
+        return;
+      }
+    }
+    this.ascii(String(v));
+  }
+
+  /** The text written so far (a view: valid until the next write). */
+  result(): Buffer {
+    return this.#buf.subarray(0, this.#at);
+  }
+}
+
+const QUOTE = 34;
+const COMMA = 44;
+const OPEN = 123;
+const CLOSE = 125;
+
+/** `{"0":{"1":120,"5":0.4},"1":{...}}`: samples by elapsed second, datatypes ascending. */
+export function writeDatastream(w: JsonWriter, datastream: Datastream): void {
+  const ids = [...datastream.channels.keys()].sort((a, b) => a - b);
+  const columns = ids.map((id) => datastream.channels.get(id) as Float64Array);
+  const first = ids.map((id) => Buffer.from(`"${id}":`));
+  const next = ids.map((id) => Buffer.from(`,"${id}":`));
+  const { elapsed } = datastream;
+  const perSample = 16 + ids.length * (14 + NUMBER_BYTES);
+  w.ensure(2);
+  w.byte(OPEN);
+  for (let i = 0; i < elapsed.length; i++) {
+    w.ensure(perSample);
+    if (i > 0) w.byte(COMMA);
+    w.byte(QUOTE);
+    w.uint(elapsed[i] as number);
+    w.ascii('":{');
+    let written = false;
+    for (let c = 0; c < columns.length; c++) {
+      const v = (columns[c] as Float64Array)[i] as number;
+      if (Number.isNaN(v)) continue;
+      w.bytes((written ? next[c] : first[c]) as Buffer);
+      w.number(v);
+      written = true;
+    }
+    w.byte(CLOSE);
+  }
+  w.byte(CLOSE);
+}
+
+const LATITUDE = Buffer.from('":{"latitude":');
+const LONGITUDE = Buffer.from(',"longitude":');
+const ELEVATION = Buffer.from(',"elevation":');
+
+/** `{"0":{"latitude":…,"longitude":…,"elevation":…|null},…}`; `{}` without a track. */
+export function writeLocations(w: JsonWriter, track: Track): void {
+  const perPoint = 64 + 3 * NUMBER_BYTES;
+  w.ensure(2);
+  w.byte(OPEN);
+  for (let i = 0; i < track.elapsed.length; i++) {
+    w.ensure(perPoint);
+    if (i > 0) w.byte(COMMA);
+    w.byte(QUOTE);
+    w.uint(track.elapsed[i] as number);
+    w.bytes(LATITUDE);
+    w.number(track.latitude[i] as number);
+    w.bytes(LONGITUDE);
+    w.number(track.longitude[i] as number);
+    w.bytes(ELEVATION);
+    const elevation = track.elevation[i] as number;
+    if (Number.isNaN(elevation)) w.ascii('null');
+    else w.number(elevation);
+    w.byte(CLOSE);
+  }
+  w.byte(CLOSE);
+}
+
+/**
+ * A JSON object: `head`'s members (JSON.stringify), then `datastream` and `locations` written
+ * from the columns. The response body of one activity, without building an object per sample.
+ */
+export function jsonWithStreams(
+  head: Record<string, unknown>,
+  streams: { datastream: Datastream; track: Track },
+): Buffer {
+  const headText = JSON.stringify(head);
+  const samples = streams.datastream.elapsed.length * (16 + streams.datastream.channels.size * 30);
+  const w = new JsonWriter(headText.length * 3 + samples + streams.track.elapsed.length * 100 + 1024);
+  w.text(headText.slice(0, -1));
+  w.ensure(32);
+  w.ascii(headText.length > 2 ? ',"datastream":' : '"datastream":');
+  writeDatastream(w, streams.datastream);
+  w.ensure(32);
+  w.ascii(',"locations":');
+  writeLocations(w, streams.track);
+  w.ensure(1);
+  w.byte(CLOSE);
+  return w.result();
+}

@@ -1,0 +1,323 @@
+import { type Selectable, sql, type Transaction } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { Database } from '../db/schema/index.ts';
+import type { ActivitiesTable } from '../db/schema/tracking.ts';
+import { type FieldError, invalid, notFoundError } from '../errors.ts';
+import { job } from '../queue/jobs.ts';
+import { enqueueInTransaction } from '../queue/outbox.ts';
+import {
+  float8ArrayFromBinary,
+  float8ArrayParam,
+  int4ArrayFromBinary,
+  int4ArrayParam,
+  trackFromWkb,
+  trackToEwkb,
+} from './activity-binary.ts';
+import type { ActivityContent, Datastream } from './activity-data.ts';
+import { emptyDatastream, emptyTrack } from './activity-data.ts';
+import { deriveActivityFields } from './activity-derived.ts';
+import { iri } from './iri.ts';
+
+/**
+ * Activities and their streams in PostgreSQL (docs/tracking-activities.md): one `activities` row
+ * (summaries, derived fields, a version bumped by every write), the GPS track as one PostGIS
+ * LineStringZM, the datastream as one array of elapsed seconds with one float8[] per datatype.
+ * Every write runs in one transaction with its `records/activity-changed` outbox job.
+ */
+
+export type ActivityRow = Selectable<ActivitiesTable>;
+
+/** An activity as a create sends it (ids taken from their IRIs), its content already parsed. */
+export interface ActivityInput {
+  /** The user the body names: it must be the caller. */
+  userId: string;
+  userDeviceId: string | null;
+  connectorId: number | null;
+  /** Sent `manual`, when sent: it must agree with the device (manual ⇔ no device). */
+  manual?: boolean | undefined;
+  comment: string | null;
+  userSession: string | null;
+  images: string[];
+  tags: string[] | null;
+  /** The spec's `location` object, stored as sent. */
+  location: Record<string, unknown> | null;
+  content: ActivityContent;
+}
+
+/** What a PUT may change; absent members keep their value. */
+export interface ActivityChanges {
+  name?: string | null;
+  comment?: string | null;
+  tags?: string[] | null;
+  images?: string[];
+  thumbnail?: string | null;
+  sportId?: number;
+}
+
+const notFound = (id: string) => notFoundError(`No activity ${id}`);
+
+type Change = 'created' | 'updated' | 'deleted';
+
+/** The outbox job of a change: the records of the activity's sport (and of its old sport) follow it. */
+function activityChanged(row: ActivityRow, change: Change, version: number, previousSportId: number | null = null) {
+  return job('records', 'activity-changed', {
+    activityId: row.id,
+    userId: row.user_id,
+    sportId: row.sport_id,
+    version,
+    change,
+    previousSportId,
+  });
+}
+
+/** The problems of a new activity that need the database: references, ownership, datatypes. */
+async function referenceProblems(trx: Transaction<Database>, input: ActivityInput): Promise<FieldError[]> {
+  const { content } = input;
+  const datatypeIds = [...new Set([...content.summaries.keys(), ...content.datastream.channels.keys()])];
+  const found = await sql<{ sport: boolean; connector: boolean; device: boolean; datatypes: number[] }>`
+    select
+      exists (select 1 from sports where id = ${content.sportId}) as sport,
+      (${input.connectorId}::int is null or exists (select 1 from connectors where id = ${input.connectorId}::int)) as connector,
+      (${input.userDeviceId}::text is null or exists (
+        select 1 from user_devices where id = ${input.userDeviceId}::text and user_id = ${input.userId})) as device,
+      array(select id from datatypes where id = any(${datatypeIds}::int[])) as datatypes`
+    .execute(trx)
+    .then((r) => r.rows[0] as { sport: boolean; connector: boolean; device: boolean; datatypes: number[] });
+  const errors: FieldError[] = [];
+  if (!found.sport) errors.push({ path: 'body.sport', message: `${iri('sports', content.sportId)} does not exist` });
+  if (!found.connector && input.connectorId !== null)
+    errors.push({ path: 'body.connector', message: `${iri('connectors', input.connectorId)} does not exist` });
+  if (!found.device && input.userDeviceId !== null)
+    errors.push({
+      path: 'body.userDevice',
+      message: `${iri('user_devices', input.userDeviceId)} is not one of your devices`,
+    });
+  const known = new Set(found.datatypes);
+  for (const id of content.summaries.keys())
+    if (!known.has(id))
+      errors.push({ path: `body.dataSummaries.${id}`, message: `no datatype ${iri('datatypes', id)}` });
+  for (const [id, values] of content.datastream.channels) {
+    if (known.has(id)) continue;
+    const at = values.findIndex((v) => !Number.isNaN(v));
+    errors.push({
+      path: `body.datastream.${content.datastream.elapsed[at]}.${id}`,
+      message: `no datatype ${iri('datatypes', id)}`,
+    });
+  }
+  return errors;
+}
+
+/** The rules that need no database: the body's user is the caller, a device activity names its connector. */
+function inputProblems(callerId: string, input: ActivityInput): FieldError[] {
+  const errors: FieldError[] = [];
+  if (input.userId !== callerId)
+    errors.push({ path: 'body.user', message: `must be your own user, ${iri('users', callerId)}` });
+  if (input.userDeviceId !== null && input.connectorId === null)
+    errors.push({ path: 'body.connector', message: 'is required for an activity recorded by a device (userDevice)' });
+  if (input.manual === true && input.userDeviceId !== null)
+    errors.push({ path: 'body.manual', message: 'must be false for an activity recorded by a device (userDevice)' });
+  if (input.manual === false && input.userDeviceId === null)
+    errors.push({ path: 'body.userDevice', message: 'is required when the activity is not manual' });
+  return errors;
+}
+
+/** Inserts the track and the datastream of a new activity (binary parameters, see activity-binary.ts). */
+async function insertStreams(trx: Transaction<Database>, activityId: string, content: ActivityContent): Promise<void> {
+  const ewkb = trackToEwkb(content.track);
+  if (ewkb)
+    await trx
+      .insertInto('activity_tracks')
+      .values({ activity_id: activityId, points: content.track.elapsed.length, track: sql`${ewkb}::geometry` })
+      .execute();
+  const { datastream } = content;
+  if (datastream.elapsed.length === 0) return;
+  await trx
+    .insertInto('activity_datastreams')
+    .values({ activity_id: activityId, elapsed: sql<number[]>`${int4ArrayParam(datastream.elapsed)}::int4[]` })
+    .execute();
+  if (datastream.channels.size === 0) return;
+  await trx
+    .insertInto('activity_stream_channels')
+    .values(
+      [...datastream.channels].map(([datatypeId, values]) => ({
+        activity_id: activityId,
+        datatype_id: datatypeId,
+        values: sql<(number | null)[]>`${float8ArrayParam(values)}::float8[]`,
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Stores a new activity of the caller with its streams and its outbox job, in one transaction.
+ * A broken rule is a 422 naming its field; nothing is written then.
+ */
+export async function createActivity(db: Db, callerId: string, input: ActivityInput): Promise<ActivityRow> {
+  const problems = inputProblems(callerId, input);
+  if (problems.length) throw invalid(problems);
+  const { content } = input;
+  return db.transaction().execute(async (trx) => {
+    const references = await referenceProblems(trx, input);
+    if (references.length) throw invalid(references);
+    const row = await trx
+      .insertInto('activities')
+      .values({
+        user_id: callerId,
+        sport_id: content.sportId,
+        user_device_id: input.userDeviceId,
+        connector_id: input.connectorId,
+        name: content.name,
+        startdate: content.startdate,
+        duration: content.duration,
+        comment: input.comment,
+        user_session: input.userSession,
+        images: input.images,
+        thumbnail: null,
+        tags: input.tags,
+        global_challenge: null,
+        location: JSON.stringify(input.location),
+        data_summaries: JSON.stringify(Object.fromEntries(content.summaries)),
+        ...deriveActivityFields(content, input.userDeviceId),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertStreams(trx, row.id, content);
+    await enqueueInTransaction(trx, activityChanged(row, 'created', row.version));
+    return row;
+  });
+}
+
+/** The caller's activity `id` (its row only); another user's or a missing one is a 404. */
+export async function findActivity(db: Db, callerId: string, id: string): Promise<ActivityRow> {
+  const row = await db
+    .selectFrom('activities')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', callerId)
+    .executeTakeFirst();
+  if (!row) throw notFound(id);
+  return row;
+}
+
+/**
+ * An activity and its content (streams as typed arrays), whoever owns it: for the jobs (records,
+ * thumbnails, exports). Undefined when there is no such activity; with `ownerId`, also when it
+ * belongs to someone else. The streams are read as binary (ST_AsBinary, array_send), never as text.
+ */
+export async function readActivityContent(
+  db: Db,
+  id: string,
+  ownerId?: string,
+): Promise<{ row: ActivityRow; content: ActivityContent } | undefined> {
+  let main = db
+    .selectFrom('activities as a')
+    .leftJoin('activity_tracks as t', 't.activity_id', 'a.id')
+    .leftJoin('activity_datastreams as d', 'd.activity_id', 'a.id')
+    .selectAll('a')
+    .select([
+      sql<Buffer | null>`ST_AsBinary(t.track)`.as('track_wkb'),
+      sql<Buffer | null>`array_send(d.elapsed)`.as('elapsed_bin'),
+    ])
+    .where('a.id', '=', id);
+  let channels = db
+    .selectFrom('activity_stream_channels as c')
+    .select(['c.datatype_id', sql<Buffer>`array_send(c."values")`.as('values_bin')])
+    .where('c.activity_id', '=', id);
+  if (ownerId !== undefined) {
+    main = main.where('a.user_id', '=', ownerId);
+    channels = channels.where((eb) =>
+      eb.exists(eb.selectFrom('activities').select('id').where('id', '=', id).where('user_id', '=', ownerId)),
+    );
+  }
+  // Streams never change after the creation, so reading them beside the row (two connections,
+  // in parallel) cannot mix two versions of an activity.
+  const [found, channelRows] = await Promise.all([main.executeTakeFirst(), channels.execute()]);
+  if (!found) return undefined;
+  const { track_wkb, elapsed_bin, ...row } = found;
+  const datastream: Datastream = emptyDatastream();
+  if (elapsed_bin) {
+    datastream.elapsed = int4ArrayFromBinary(elapsed_bin);
+    for (const c of channelRows) datastream.channels.set(c.datatype_id, float8ArrayFromBinary(c.values_bin));
+  }
+  const content: ActivityContent = {
+    sportId: row.sport_id,
+    name: row.name,
+    startdate: row.startdate,
+    duration: row.duration,
+    summaries: new Map(Object.entries(row.data_summaries).map(([k, v]) => [Number(k), v])),
+    datastream,
+    track: track_wkb ? trackFromWkb(track_wkb) : emptyTrack(),
+  };
+  return { row, content };
+}
+
+/** The caller's activity with its content; 404 when it is not theirs. */
+export async function findActivityContent(
+  db: Db,
+  callerId: string,
+  id: string,
+): Promise<{ row: ActivityRow; content: ActivityContent }> {
+  const found = await readActivityContent(db, id, callerId);
+  if (!found) throw notFound(id);
+  return found;
+}
+
+/**
+ * Changes what a PUT may change (name, comment, tags, images, thumbnail, sport) of the caller's
+ * activity. A call that changes something bumps the version and writes the outbox job (with the
+ * previous sport when the sport changed); one that changes nothing writes nothing.
+ */
+export async function updateActivity(
+  db: Db,
+  callerId: string,
+  id: string,
+  changes: ActivityChanges,
+): Promise<ActivityRow> {
+  return db.transaction().execute(async (trx) => {
+    const current = await trx
+      .selectFrom('activities')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', callerId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw notFound(id);
+    if (changes.sportId !== undefined && changes.sportId !== current.sport_id) {
+      const sport = await trx.selectFrom('sports').select('id').where('id', '=', changes.sportId).executeTakeFirst();
+      if (!sport) throw invalid([{ path: 'body.sport', message: `${iri('sports', changes.sportId)} does not exist` }]);
+    }
+    const next = {
+      name: changes.name === undefined ? current.name : changes.name,
+      comment: changes.comment === undefined ? current.comment : changes.comment,
+      tags: changes.tags === undefined ? current.tags : changes.tags,
+      images: changes.images ?? current.images,
+      thumbnail: changes.thumbnail === undefined ? current.thumbnail : changes.thumbnail,
+      sport_id: changes.sportId ?? current.sport_id,
+    };
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    if ((Object.keys(next) as (keyof typeof next)[]).every((k) => same(next[k], current[k]))) return current;
+    const row = await trx
+      .updateTable('activities')
+      .set({ ...next, version: sql<number>`version + 1`, updated_at: sql<Date>`now()` })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const previousSportId = row.sport_id !== current.sport_id ? current.sport_id : null;
+    await enqueueInTransaction(trx, activityChanged(row, 'updated', row.version, previousSportId));
+    return row;
+  });
+}
+
+/** Deletes the caller's activity (its streams and records go with it) and tells the records job. */
+export async function deleteActivity(db: Db, callerId: string, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .deleteFrom('activities')
+      .where('id', '=', id)
+      .where('user_id', '=', callerId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw notFound(id);
+    await enqueueInTransaction(trx, activityChanged(row, 'deleted', row.version + 1));
+  });
+}
