@@ -196,3 +196,43 @@ export function integerRefOf(collection: IriCollection) {
     })
     .meta({ example: example(collection) });
 }
+
+/** Members every JSON-LD body may carry: a client sending back what it read is not refused for them. */
+const JSON_LD_MEMBERS = ['@context', '@id', '@type'];
+
+/**
+ * A write body the way API Platform reads one: the resource's read-only fields (what a GET shows,
+ * so a client may send back what it read) are ignored, while a member the resource does not have
+ * at all is a 422 naming that member, so a misspelt field is never dropped silently. Parses to the
+ * writable members that were sent.
+ */
+export function writeBody<S extends z.ZodRawShape>(type: string, writable: S, readOnly: readonly string[]) {
+  const names = Object.keys(writable);
+  const known = new Set([...names, ...readOnly, ...JSON_LD_MEMBERS]);
+  const ignored = Object.fromEntries(
+    [...readOnly, ...JSON_LD_MEMBERS].map((k) => [
+      k,
+      z.unknown().optional().meta({ description: 'read-only: ignored' }),
+    ]),
+  );
+  return z
+    .looseObject({ ...writable, ...ignored })
+    .superRefine(
+      (value, ctx) => {
+        for (const key of Object.keys(value))
+          if (!known.has(key))
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `${type} has no such field (writable: ${names.join(', ')})`,
+            });
+      },
+      // Also when a member has a wrong type, so one answer lists every problem.
+      { when: (p) => typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value) },
+    )
+    .transform((value) => {
+      const sent: Record<string, unknown> = {};
+      for (const k of names) if (value[k] !== undefined) sent[k] = value[k];
+      return sent as z.output<z.ZodObject<S>>;
+    });
+}

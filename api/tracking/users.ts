@@ -1,5 +1,96 @@
+import { z } from 'zod';
+import { type TrackingUser, updateTrackingUser, userVisibleTo } from '../../shared/tracking/users.ts';
 import type { AppContext } from '../context.ts';
+import type { HydraView } from '../http/formats/format.ts';
+import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
+import { trackingCaller } from './identity.ts';
+import { dateTime, formatDateTime, writeBody } from './schemas.ts';
 
-// TODO(issue 10): being built.
-export function usersResource(_router: ApiRouter, _app: AppContext): void {}
+/** The User of the spec, field for field. */
+const userSchema = z.object({
+  id: z.string().meta({ description: "the account's ldid" }),
+  oneId: z.string().nullable(),
+  gender: z.number().int().nullable().meta({ description: '1 male, 2 female, 3 other; null: not said' }),
+  roles: z.array(z.string()).meta({ example: ['ROLE_USER'] }),
+  language: z.string().nullable().meta({ description: 'ISO 639-1', example: 'fr' }),
+  country: z.string().nullable().meta({ description: 'ISO 3166-1 alpha-2', example: 'FR' }),
+  imageUrl: z.string().nullable(),
+  birthDate: z.string().nullable().meta({ format: 'date', example: '1990-04-21' }),
+  createdAt: z.string().meta({ format: 'date-time' }),
+  updatedAt: z.string().meta({ format: 'date-time' }),
+  scheduleDelete: z.string().nullable().meta({ format: 'date-time' }),
+});
+
+export const userView: HydraView<TrackingUser> = {
+  type: 'User',
+  path: '/v2/users',
+  id: (u) => u.id,
+  fields: (u) => ({
+    id: u.id,
+    oneId: u.one_id,
+    gender: u.gender,
+    roles: u.roles,
+    language: u.language,
+    country: u.country,
+    imageUrl: u.image_url,
+    birthDate: u.birth_date,
+    createdAt: formatDateTime(u.created_at),
+    updatedAt: formatDateTime(u.updated_at),
+    scheduleDelete: u.schedule_delete && formatDateTime(u.schedule_delete),
+  }),
+};
+
+/** PUT: the editable fields (each may be null to clear it); the rules are in shared/tracking/users.ts. */
+const userBody = writeBody(
+  'User',
+  {
+    gender: z.number().int().nullable().optional().meta({ description: '1 male, 2 female, 3 other' }),
+    language: z.string().max(16).nullable().optional().meta({ description: 'ISO 639-1', example: 'fr' }),
+    country: z.string().max(16).nullable().optional().meta({ description: 'ISO 3166-1 alpha-2', example: 'FR' }),
+    imageUrl: z.string().nullable().optional().meta({ description: 'http or https URL' }),
+    birthDate: z.string().max(16).nullable().optional().meta({ format: 'date', example: '1990-04-21' }),
+    scheduleDelete: dateTime.nullable().optional(),
+  },
+  ['id', 'oneId', 'roles', 'createdAt', 'updatedAt'],
+);
+
+const userParams = z.object({ id: z.string().min(1).max(128) });
+
+/** /v2/me and /v2/users/{id}: the caller's own User (created on their first call). */
+export function usersResource(router: ApiRouter, app: AppContext): void {
+  const common = {
+    format: 'hydra',
+    item: userSchema,
+    hydra: userView as HydraView<never>,
+    access: { read: 'bearer+key', write: 'bearer+key' },
+    notFound: 'No such user (a caller sees only their own)',
+    tag: 'tracking users',
+  } as const;
+
+  // `/v2/me/` (the spec's spelling) reaches the same route: the router ignores a trailing slash.
+  new Resource(router, app, { ...common, path: '/me', itemPath: '', itemParams: z.object({}) }).get({
+    summary: "The caller's User",
+    description: "The tracking user of the token's account, created from the token's claims on the first call.",
+    handler: ({ principal }) => trackingCaller(app, principal),
+  });
+
+  new Resource(router, app, { ...common, path: '/users', itemPath: '/:id', itemParams: userParams })
+    .get({
+      summary: 'A User (the caller only)',
+      description: "Any id but the caller's answers 404.",
+      handler: async ({ params, principal }) => userVisibleTo(await trackingCaller(app, principal), params.id),
+    })
+    .update({
+      summary: "Change the caller's User",
+      description: [
+        'Editable: `gender` (1, 2, 3), `language` (ISO 639-1), `country` (ISO 3166-1 alpha-2 that exists), `imageUrl` (http/https), `birthDate` (`YYYY-MM-DD`, not in the future), `scheduleDelete` (date-time with offset). Each may be null to clear it.',
+        'Fields not sent stay as they are. Read-only fields (`id`, `oneId`, `roles`, `createdAt`, `updatedAt`, `@id`...) are ignored; any other member is a 422 naming it.',
+      ].join('\n\n'),
+      body: userBody,
+      handler: async ({ params, body, principal }) => {
+        const user = userVisibleTo(await trackingCaller(app, principal), params.id);
+        return updateTrackingUser(app.db, user, body);
+      },
+    });
+}
