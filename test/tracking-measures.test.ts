@@ -88,6 +88,9 @@ test('POST refuses another user, an unknown or malformed datatype, a bad date or
   const missing = await post(u, {});
   t.is(missing.status, 422);
   t.deepEqual(violations(missing.body).sort(), ['datatype', 'date', 'user', 'value']);
+  // The rules on references and value report together.
+  const both = await post(u, measure(u, { user: me(other), value: -1 }));
+  t.deepEqual(violations(both.body), ['user', 'value']);
   const extra = await post(u, { ...measure(u), valeu: 1 });
   t.is(extra.status, 422);
   t.regex(extra.body['hydra:description'], /valeu/);

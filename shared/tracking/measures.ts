@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { UserMeasuresTable } from '../db/schema/tracking.ts';
-import { invalid, notFoundError } from '../errors.ts';
+import { type FieldError, invalid, notFoundError } from '../errors.ts';
 import { iri } from './iri.ts';
 
 /**
@@ -56,31 +56,36 @@ export function measureValueProblem(unit: string, value: number): string | undef
   return undefined;
 }
 
-function notYours(userId: string) {
-  return invalid([{ path: 'body.user', message: `must be your own user, ${iri('users', userId)}` }]);
-}
-
-/** The datatype's unit, or a 422 naming `body.datatype` when no such datatype is active. */
-async function datatypeUnit(db: Db, datatypeId: number): Promise<string> {
-  const row = await db
-    .selectFrom('datatypes')
-    .select('unit')
-    .where('id', '=', datatypeId)
-    .where('active', '=', true)
-    .executeTakeFirst();
-  if (!row) throw invalid([{ path: 'body.datatype', message: `no active datatype ${iri('datatypes', datatypeId)}` }]);
-  return row.unit;
-}
-
-async function checkValue(db: Db, datatypeId: number, value: number): Promise<void> {
-  const problem = measureValueProblem(await datatypeUnit(db, datatypeId), value);
-  if (problem) throw invalid([{ path: 'body.value', message: problem }]);
+/**
+ * Every problem of a measure in one 422 (none: returns): the user the body names, when it names
+ * one, must be the caller; with `datatypeId`, the datatype must be active and the value fit its unit.
+ */
+async function checkMeasure(
+  db: Db,
+  callerId: string,
+  m: { userId?: string | undefined; datatypeId?: number; value: number },
+): Promise<void> {
+  const errors: FieldError[] = [];
+  if (m.userId !== undefined && m.userId !== callerId)
+    errors.push({ path: 'body.user', message: `must be your own user, ${iri('users', callerId)}` });
+  if (m.datatypeId !== undefined) {
+    const datatype = await db
+      .selectFrom('datatypes')
+      .select('unit')
+      .where('id', '=', m.datatypeId)
+      .where('active', '=', true)
+      .executeTakeFirst();
+    const problem = datatype ? measureValueProblem(datatype.unit, m.value) : undefined;
+    if (!datatype)
+      errors.push({ path: 'body.datatype', message: `no active datatype ${iri('datatypes', m.datatypeId)}` });
+    else if (problem) errors.push({ path: 'body.value', message: problem });
+  }
+  if (errors.length) throw invalid(errors);
 }
 
 /** Stores a measure of the caller. */
 export async function createMeasure(db: Db, callerId: string, input: MeasureInput): Promise<Measure> {
-  if (input.userId !== callerId) throw notYours(callerId);
-  await checkValue(db, input.datatypeId, input.value);
+  await checkMeasure(db, callerId, input);
   return db
     .insertInto('user_measures')
     .values({ user_id: callerId, datatype_id: input.datatypeId, value: input.value, date: input.date })
@@ -110,11 +115,12 @@ export async function updateMeasure(
   id: string,
   changes: Partial<MeasureInput>,
 ): Promise<Measure> {
-  if (changes.userId !== undefined && changes.userId !== callerId) throw notYours(callerId);
   const current = await findMeasure(db, callerId, id);
   const datatypeId = changes.datatypeId ?? current.datatype_id;
   const value = changes.value ?? current.value;
-  if (changes.datatypeId !== undefined || changes.value !== undefined) await checkValue(db, datatypeId, value);
+  // A measure whose datatype was retired since keeps it while neither datatype nor value changes.
+  const valueChanges = changes.datatypeId !== undefined || changes.value !== undefined;
+  await checkMeasure(db, callerId, { userId: changes.userId, ...(valueChanges ? { datatypeId } : {}), value });
   const row = await db
     .updateTable('user_measures')
     .set({
