@@ -73,6 +73,9 @@ test('POST refuses another user, an unknown or malformed datatype, a bad date or
     [measure(u, { datatype: 181 }), 'datatype'],
     [measure(u, { date: '2024-05-01T08:30:00' }), 'date'],
     [measure(u, { date: '1850-01-01T00:00:00+00:00' }), 'date'],
+    [measure(u, { date: '2024-02-30T08:30:00+00:00' }), 'date'],
+    [measure(u, { date: '2023-02-29T08:30:00+00:00' }), 'date'],
+    [measure(u, { date: '2024-01-01T24:00:00+00:00' }), 'date'],
     [measure(u, { value: '72500' }), 'value'],
     [measure(u, { value: -1 }), 'value'],
     [measure(u, { value: MAX_MEASURE_MAGNITUDE * 10 }), 'value'],
@@ -94,6 +97,7 @@ test('POST refuses another user, an unknown or malformed datatype, a bad date or
   const extra = await post(u, { ...measure(u), valeu: 1 });
   t.is(extra.status, 422);
   t.regex(extra.body['hydra:description'], /valeu/);
+  t.is((await post(u, measure(u, { date: '2024-02-29T23:59:59.5-01:00' }))).status, 201);
   // Negative values stay allowed where the unit allows them (an elevation below sea level).
   t.is((await post(u, measure(u, { datatype: `/v2/datatypes/${ELEVATION}`, value: -12 }))).status, 201);
   t.is(

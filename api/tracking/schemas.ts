@@ -50,11 +50,18 @@ export const MAX_DATE = new Date('2100-01-01T00:00:00Z');
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
+/** Whether the day and hour a date-time names exist: Date rolls 02-30 over to 03-01 and takes 24:00. */
+function existingDayAndHour(value: string): boolean {
+  const [y, m, d, h] = [value.slice(0, 4), value.slice(5, 7), value.slice(8, 10), value.slice(11, 13)].map(Number);
+  const day = new Date(Date.UTC(y as number, (m as number) - 1, d));
+  return day.getUTCMonth() === (m as number) - 1 && day.getUTCDate() === d && (h as number) <= 23;
+}
+
 /** An ISO 8601 date-time with an offset (the spec's convention), 1900 to 2100; parses to a Date. */
 export const dateTime = z
   .string()
   .transform((value, ctx) => {
-    const date = ISO_WITH_OFFSET.test(value) ? new Date(value) : undefined;
+    const date = ISO_WITH_OFFSET.test(value) && existingDayAndHour(value) ? new Date(value) : undefined;
     if (!date || Number.isNaN(date.getTime())) {
       ctx.addIssue({
         code: 'custom',
