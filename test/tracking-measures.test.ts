@@ -96,7 +96,7 @@ test('POST refuses another user, an unknown or malformed datatype, a bad date or
   t.deepEqual(violations(both.body), ['user', 'value']);
   const extra = await post(u, { ...measure(u), valeu: 1 });
   t.is(extra.status, 422);
-  t.regex(extra.body['hydra:description'], /valeu/);
+  t.deepEqual(violations(extra.body), ['valeu']);
   t.is((await post(u, measure(u, { date: '2024-02-29T23:59:59.5-01:00' }))).status, 201);
   // Negative values stay allowed where the unit allows them (an elevation below sea level).
   t.is((await post(u, measure(u, { datatype: `/v2/datatypes/${ELEVATION}`, value: -12 }))).status, 201);
@@ -364,6 +364,4 @@ test('the list queries use the measures indexes', async (t) => {
   t.regex(byDate, /Index Scan using user_measures_user_date_idx/, byDate);
   // The index gives the default order (date); only ties on date are sorted, by id.
   t.notRegex(byDate, /Seq Scan|(?<!Incremental )Sort {2}\(/, byDate);
-  t.log(byDatatype);
-  t.log(byDate);
 });

@@ -29,6 +29,7 @@ import {
   orderShape,
   pagingShape,
   refOf,
+  writeBody,
 } from './schemas.ts';
 
 /** A UserMeasure as every read and write answers it (docs/tracking-measures-records-upload.md). */
@@ -59,16 +60,6 @@ const measureView: HydraView<Measure> = {
   }),
 };
 
-/** Members a client may echo from a read (JSON-LD keys, read-only fields): accepted and ignored. */
-const readOnlyMembers = {
-  '@context': z.unknown().optional(),
-  '@id': z.unknown().optional(),
-  '@type': z.unknown().optional(),
-  id: z.unknown().optional(),
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
-};
-
 const value = z
   .number()
   .min(-MAX_MEASURE_MAGNITUDE)
@@ -82,12 +73,14 @@ const measureFields = {
   date: dateTime,
 };
 
-const createBody = z.strictObject({ ...measureFields, ...readOnlyMembers });
-const updateBody = z
-  .strictObject({ ...z.object(measureFields).partial().shape, ...readOnlyMembers })
-  .refine((b) => b.user !== undefined || b.datatype !== undefined || b.value !== undefined || b.date !== undefined, {
-    message: 'send at least one of user, datatype, value, date',
-  });
+const createBody = writeBody('UserMeasure', measureFields, ['id', 'createdAt', 'updatedAt']);
+const updateBody = writeBody('UserMeasure', z.object(measureFields).partial().shape, [
+  'id',
+  'createdAt',
+  'updatedAt',
+]).refine((b) => b.user !== undefined || b.datatype !== undefined || b.value !== undefined || b.date !== undefined, {
+  message: 'send at least one of user, datatype, value, date',
+});
 
 const listQuery = z.object({
   ...listFilterShape('datatype', integerRefOf('datatypes')),
