@@ -1,0 +1,128 @@
+import { type ActivityContent, DATATYPE } from '../activity-data.ts';
+import { PLAUSIBLE } from './limits.ts';
+import { cumulativeDistance } from './track-distance.ts';
+import { quantize } from './xml-output.ts';
+
+/**
+ * The samples an export writes, one per second, with every value already as the document will
+ * print it (quantized) and only values the importers keep (the same plausibility bounds, the
+ * schemas' ranges): so laps computed from these columns come out the same after a re-import,
+ * and export -> import -> export gives the identical document.
+ */
+export interface ExportSamples {
+  elapsed: Int32Array;
+  /** NaN where the sample has no position. */
+  latitude: Float64Array;
+  longitude: Float64Array;
+  elevation: Float64Array;
+  heartRate: Float64Array;
+  cadence: Float64Array;
+  power: Float64Array;
+  /** m/s */
+  speed: Float64Array;
+  distance: Float64Array;
+  lap: Uint8Array;
+}
+
+/** Printed precision per value (decimals). */
+export const DIGITS = { position: 7, elevation: 2, speed: 3, distance: 2 } as const;
+
+/** Looks values up by elapsed second in a channel aligned on `elapsed`. */
+function lookup(elapsed: Int32Array, values: Float64Array | undefined) {
+  let i = 0;
+  return (second: number): number => {
+    if (!values) return Number.NaN;
+    while (i < elapsed.length && (elapsed[i] as number) < second) i++;
+    return i < elapsed.length && elapsed[i] === second ? (values[i] as number) : Number.NaN;
+  };
+}
+
+const within = (v: number, min: number, max: number) => (v >= min && v <= max ? v : Number.NaN);
+
+/**
+ * `located`: only the track's seconds (GPX, whose points need a position); otherwise every
+ * second of the datastream and the track (TCX).
+ */
+export function exportSamples(content: ActivityContent, located: boolean): ExportSamples {
+  const { datastream, track } = content;
+  const seconds = located ? track.elapsed : union(datastream.elapsed, track.elapsed);
+  const n = seconds.length;
+  const channel = (datatype: number) => lookup(datastream.elapsed, datastream.channels.get(datatype));
+  const at = {
+    lat: lookup(track.elapsed, track.latitude),
+    lon: lookup(track.elapsed, track.longitude),
+    trackEle: lookup(track.elapsed, track.elevation),
+    ele: channel(DATATYPE.ELEVATION_CURRENT),
+    hr: channel(DATATYPE.HR_CURRENT),
+    cad: channel(datastream.channels.has(DATATYPE.CADENCE_CURRENT) ? DATATYPE.CADENCE_CURRENT : DATATYPE.RPM_CURRENT),
+    power: channel(DATATYPE.POWER_CURRENT),
+    speed: channel(DATATYPE.SPEED_CURRENT),
+    distance: channel(DATATYPE.DISTANCE),
+    lap: channel(DATATYPE.LAP),
+  };
+  const measured =
+    datastream.channels.has(DATATYPE.DISTANCE) || track.elapsed.length < 2 ? undefined : measuredDistance(content);
+  const out: ExportSamples = {
+    elapsed: seconds,
+    latitude: new Float64Array(n),
+    longitude: new Float64Array(n),
+    elevation: new Float64Array(n),
+    heartRate: new Float64Array(n),
+    cadence: new Float64Array(n),
+    power: new Float64Array(n),
+    speed: new Float64Array(n),
+    distance: new Float64Array(n),
+    lap: new Uint8Array(n),
+  };
+  let lastDistance = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < n; i++) {
+    const s = seconds[i] as number;
+    let lat = quantize(at.lat(s), DIGITS.position);
+    let lon = quantize(at.lon(s), DIGITS.position);
+    if (lon === 180) lon = -180;
+    if (!(lat >= -90 && lat <= 90 && lon >= -180 && lon < 180) || (lat === 0 && lon === 0)) {
+      lat = Number.NaN;
+      lon = Number.NaN;
+    }
+    out.latitude[i] = lat;
+    out.longitude[i] = lon;
+    const trackEle = at.trackEle(s);
+    const ele = Number.isNaN(trackEle) ? at.ele(s) : trackEle;
+    out.elevation[i] = within(quantize(ele, DIGITS.elevation), PLAUSIBLE.elevation.min, PLAUSIBLE.elevation.max);
+    out.heartRate[i] = within(Math.round(at.hr(s)), PLAUSIBLE.heartRate.min, PLAUSIBLE.heartRate.max);
+    // 254: the schemas' highest cadence (TCX CadenceValue_t, TrackPointExtension cad).
+    out.cadence[i] = within(Math.round(at.cad(s)), PLAUSIBLE.cadence.min, 254);
+    out.power[i] = within(Math.round(at.power(s)), PLAUSIBLE.power.min, PLAUSIBLE.power.max);
+    out.speed[i] = within(quantize(at.speed(s) / 3600, DIGITS.speed), PLAUSIBLE.speed.min, PLAUSIBLE.speed.max);
+    let d = quantize(measured ? (measured.get(s) ?? Number.NaN) : at.distance(s), DIGITS.distance);
+    d = within(d, Math.max(PLAUSIBLE.distance.min, lastDistance), PLAUSIBLE.distance.max);
+    if (!Number.isNaN(d)) lastDistance = d;
+    out.distance[i] = d;
+    const lap = at.lap(s);
+    out.lap[i] = !Number.isNaN(lap) && lap !== 0 ? 1 : 0;
+  }
+  return out;
+}
+
+/** Ascending union of two ascending arrays. */
+function union(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length || j < b.length) {
+    const x = i < a.length ? (a[i] as number) : Number.POSITIVE_INFINITY;
+    const y = j < b.length ? (b[j] as number) : Number.POSITIVE_INFINITY;
+    const v = Math.min(x, y);
+    if (x === v) i++;
+    if (y === v) j++;
+    out[k++] = v;
+  }
+  return out.slice(0, k);
+}
+
+/** The distance an importer measures along the track when the activity has no distance stream. */
+function measuredDistance(content: ActivityContent): Map<number, number> {
+  const cumulative = cumulativeDistance(content.track);
+  return new Map(Array.from(content.track.elapsed, (s, i) => [s, cumulative[i] as number]));
+}

@@ -1,0 +1,68 @@
+import type { ActivityContent } from '../activity-data.ts';
+import { cleanName } from './activity-builder.ts';
+import { DIGITS, exportSamples } from './export-samples.ts';
+import { gpxTypeOf } from './file-sports.ts';
+import { CHUNK_CHARS, escapeXml, fixed, isoSecond, joinChunks } from './xml-output.ts';
+
+/**
+ * GPX 1.1 of an activity: one track, one segment, a point per located second with its elevation
+ * and time; heart rate and cadence in Garmin's TrackPointExtension v1 (`gpxtpx:hr`, `gpxtpx:cad`),
+ * power in Garmin's PowerExtension v1 (`gpxpx:PowerInWatts`), what Garmin Connect writes and
+ * Strava, Komoot and our importer read. GPX has no laps, distances or speeds: those are TCX's.
+ * The sport is the referential slug in `<type>`, the name in `<metadata><name>` and `<trk><name>`.
+ * A generator of chunks: a response can stream them; `exportGpx` joins them.
+ */
+
+export const GPX_CREATOR = 'sports-backend';
+
+const HEADER =
+  '<?xml version="1.0" encoding="UTF-8"?>\n' +
+  `<gpx version="1.1" creator="${GPX_CREATOR}" xmlns="http://www.topografix.com/GPX/1/1"` +
+  ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"' +
+  ' xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1"' +
+  ' xmlns:gpxpx="http://www.garmin.com/xmlschemas/PowerExtension/v1"' +
+  ' xsi:schemaLocation="http://www.topografix.com/GPX/1/1 http://www.topografix.com/GPX/1/1/gpx.xsd' +
+  ' http://www.garmin.com/xmlschemas/TrackPointExtension/v1 http://www.garmin.com/xmlschemas/TrackPointExtensionv1.xsd' +
+  ' http://www.garmin.com/xmlschemas/PowerExtension/v1 http://www.garmin.com/xmlschemas/PowerExtensionv1.xsd">\n';
+
+export function* gpxChunks(content: ActivityContent): Generator<string> {
+  const s = exportSamples(content, true);
+  const start = Math.round(content.startdate.getTime() / 1000) * 1000;
+  const name = cleanName(content.name ?? undefined);
+  const nameTag = name === null ? '' : `<name>${escapeXml(name)}</name>`;
+  const type = gpxTypeOf(content.sportId);
+  const firstTime = s.elapsed.length ? start + (s.elapsed[0] as number) * 1000 : start;
+  let out = `${HEADER} <metadata>${nameTag}<time>${isoSecond(firstTime)}</time></metadata>\n <trk>${nameTag}${
+    type ? `<type>${escapeXml(type)}</type>` : ''
+  }\n  <trkseg>\n`;
+  for (let i = 0; i < s.elapsed.length; i++) {
+    const lat = s.latitude[i] as number;
+    if (Number.isNaN(lat)) continue;
+    out += `   <trkpt lat="${fixed(lat, DIGITS.position)}" lon="${fixed(s.longitude[i] as number, DIGITS.position)}">`;
+    const ele = s.elevation[i] as number;
+    if (!Number.isNaN(ele)) out += `<ele>${fixed(ele, DIGITS.elevation)}</ele>`;
+    out += `<time>${isoSecond(start + (s.elapsed[i] as number) * 1000)}</time>`;
+    const hr = s.heartRate[i] as number;
+    const cad = s.cadence[i] as number;
+    const power = s.power[i] as number;
+    if (!Number.isNaN(hr) || !Number.isNaN(cad) || !Number.isNaN(power)) {
+      out += '<extensions>';
+      if (!Number.isNaN(hr) || !Number.isNaN(cad)) {
+        out += '<gpxtpx:TrackPointExtension>';
+        if (!Number.isNaN(hr)) out += `<gpxtpx:hr>${hr}</gpxtpx:hr>`;
+        if (!Number.isNaN(cad)) out += `<gpxtpx:cad>${cad}</gpxtpx:cad>`;
+        out += '</gpxtpx:TrackPointExtension>';
+      }
+      if (!Number.isNaN(power)) out += `<gpxpx:PowerInWatts>${power}</gpxpx:PowerInWatts>`;
+      out += '</extensions>';
+    }
+    out += '</trkpt>\n';
+    if (out.length >= CHUNK_CHARS) {
+      yield out;
+      out = '';
+    }
+  }
+  yield `${out}  </trkseg>\n </trk>\n</gpx>\n`;
+}
+
+export const exportGpx = (content: ActivityContent): string => joinChunks(gpxChunks(content));
