@@ -7,6 +7,7 @@ import type { AppContext } from './context.ts';
 import { jsonBody } from './http/body.ts';
 import { docsRouter } from './http/docs.ts';
 import { errorHandler } from './http/error-handler.ts';
+import { hydraDocumentationLink } from './http/formats/hydra-link.ts';
 import { healthRouter } from './http/health.ts';
 import { inputGuard } from './http/input-guard.ts';
 import { createMetrics } from './http/metrics.ts';
@@ -48,6 +49,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.use(metrics.middleware);
   const services = mountedServices(config, options);
   app.use(errorHandler(ctx.logger, serviceErrorFormats(services)));
+  app.use(hydraDocumentationLink(config.PUBLIC_URL, services));
   app.use(
     helmet({
       // The API serves JSON; the only HTML is /docs and the login pages, which load local assets.
@@ -64,7 +66,8 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
         return config.corsOrigins.includes(origin) ? origin : '';
       },
       allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Accept-Language', 'x-api-key', 'X-Request-Id'],
-      exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'RateLimit-Limit', 'RateLimit-Remaining'],
+      // Link: browser clients of the Hydra API (API Platform Admin) find its documentation there.
+      exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining'],
       maxAge: 600,
     }),
   );
@@ -79,7 +82,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
       }),
     );
   }
-  app.use(jsonBody(config.bodyLimitBytes, services.flatMap((s) => s.bodyLimits?.(config) ?? [])));
+  app.use(jsonBody(config.bodyLimitBytes));
   // Text no field may hold (U+0000, unpaired surrogates) is refused here, for every service.
   app.use(inputGuard({ bodyLimitBytes: config.bodyLimitBytes }));
 

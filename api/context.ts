@@ -6,6 +6,7 @@ import type { Logger } from '../shared/observability/logger.ts';
 import type { OutboxRelay } from '../shared/queue/outbox.ts';
 import type { QueueSet } from '../shared/queue/queues.ts';
 import type { TokenVerifier } from './http/auth.ts';
+import type { HydraRegistry } from './http/formats/hydra-classes.ts';
 import type { OpenApiRegistry } from './http/openapi.ts';
 
 /** What every service's routes may use; built once per API process (api/server.ts). */
@@ -20,5 +21,7 @@ export interface AppContext {
   relay: Pick<OutboxRelay, 'kick'>;
   verifier: TokenVerifier;
   registry: OpenApiRegistry;
+  /** The Hydra classes the `hydra` resources declare (API documentation, contexts, entrypoint). */
+  hydra: HydraRegistry;
   logger: Logger;
 }

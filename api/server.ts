@@ -12,6 +12,7 @@ import { type AppOptions, createApp, mountedServices } from './app.ts';
 import type { AppContext } from './context.ts';
 import { TokenVerifier } from './http/auth.ts';
 import { answerClientError } from './http/client-error.ts';
+import { HydraRegistry } from './http/formats/hydra-classes.ts';
 import { OpenApiRegistry } from './http/openapi.ts';
 import { serviceErrorFormats } from './service-module.ts';
 
@@ -44,6 +45,7 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
     relay,
     verifier: new TokenVerifier(db, config),
     registry: new OpenApiRegistry(),
+    hydra: new HydraRegistry(),
     logger,
   };
   let shuttingDown = false;

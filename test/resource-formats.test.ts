@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AppContext } from '../api/context.ts';
 import type { HydraView, JsonApiView } from '../api/http/formats/format.ts';
 import { Compound, related } from '../api/http/formats/jsonapi.ts';
+import { negotiate } from '../api/http/negotiation.ts';
 import { Resource } from '../api/http/resource.ts';
 import { ApiRouter } from '../api/http/route.ts';
 import type { ServiceModule } from '../api/service-module.ts';
@@ -156,7 +157,12 @@ function demoServices(): ServiceModule[] {
                 query.active === undefined ? undefined : query.active === 'true',
               ),
           })
-          .get({ summary: 'One sport', handler: ({ params }) => sportById(app.db, params.id) });
+          .get({
+            summary: 'One sport',
+            handler: ({ params }) => sportById(app.db, params.id),
+            // An operation's own representation beside JSON-LD and JSON (as an activity's GPX).
+            representations: { 'text/csv': (s: Sport) => `id,name\n${s.id},${s.name}\n` },
+          });
         return [router.router];
       },
     },
@@ -249,11 +255,11 @@ test('Hydra collection: @context, @id, @type, members, totalItems, view and sear
   t.is(view['hydra:previous'], '/v2/demo_sports?active=true&limit=3&page=1');
   t.is(view['hydra:next'], '/v2/demo_sports?active=true&limit=3&page=3');
   t.regex(view['hydra:last'], /page=\d+$/);
-  t.is(body['hydra:search']['hydra:template'], '/v2/demo_sports{?page,limit,active}');
-  t.deepEqual(
-    body['hydra:search']['hydra:mapping'].map((m: { variable: string }) => m.variable),
-    ['page', 'limit', 'active'],
-  );
+  // Filters only, as API Platform announces them: paging parameters are not search variables.
+  t.is(body['hydra:search']['hydra:template'], '/v2/demo_sports{?active}');
+  t.deepEqual(body['hydra:search']['hydra:mapping'], [
+    { '@type': 'IriTemplateMapping', variable: 'active', property: 'active', required: false },
+  ]);
 });
 
 test('Hydra item: @context, @id and @type with the fields', async (t) => {
@@ -268,10 +274,91 @@ test('the declarations document their operations with the standard errors in the
   };
   const hydraGet = doc.paths['/v2/demo_sports/{id}']?.get;
   t.truthy(hydraGet);
-  t.deepEqual(Object.keys(hydraGet?.responses ?? {}).sort(), ['200', '401', '404']);
+  t.deepEqual(Object.keys(hydraGet?.responses ?? {}).sort(), ['200', '401', '404', '406']);
   t.truthy(hydraGet?.responses['404']?.content?.['application/ld+json']);
-  t.truthy(hydraGet?.responses['200']?.content?.['application/ld+json']);
+  t.deepEqual(Object.keys(hydraGet?.responses['200']?.content ?? {}), [
+    'application/ld+json',
+    'application/json',
+    'text/csv',
+  ]);
+  const hydraList = doc.paths['/v2/demo_sports']?.get;
+  t.deepEqual(Object.keys(hydraList?.responses['200']?.content ?? {}), ['application/ld+json', 'application/json']);
   const jsonApiList = doc.paths['/jsonapi/sports']?.get;
   t.deepEqual(Object.keys(jsonApiList?.responses ?? {}).sort(), ['200', '422']);
   t.truthy(jsonApiList?.responses['422']?.content?.['application/vnd.api+json']);
+});
+
+const withToken = async (accept?: string) => {
+  const { token } = await api.account();
+  return (path: string) =>
+    api.fetch(path, { headers: { authorization: `Bearer ${token}`, ...(accept === undefined ? {} : { accept }) } });
+};
+
+test('Hydra negotiation: JSON-LD without Accept, for */*, application/* and ld+json with a profile', async (t) => {
+  for (const accept of [
+    undefined,
+    '',
+    '*/*',
+    'application/*',
+    'application/ld+json; profile="http://www.w3.org/ns/json-ld#compacted"',
+    'text/html, */*;q=0.8',
+  ]) {
+    const get = await withToken(accept);
+    const res = await json(await get('/v2/demo_sports/121'));
+    t.is(res.status, 200, String(accept));
+    t.regex(res.type, /^application\/ld\+json/, String(accept));
+    t.is(res.body['@id'], '/v2/demo_sports/121', String(accept));
+  }
+});
+
+test("Hydra negotiation: application/json is API Platform's plain JSON (no JSON-LD members, lists as arrays)", async (t) => {
+  const get = await withToken('application/json');
+  const item = await get('/v2/demo_sports/121');
+  t.regex(item.headers.get('content-type') ?? '', /^application\/json/);
+  t.regex(item.headers.get('vary') ?? '', /accept/i);
+  t.deepEqual(await item.json(), { id: 121, name: 'Running', active: true });
+  const list = await json(await get('/v2/demo_sports?limit=3&page=2'));
+  t.true(Array.isArray(list.body));
+  t.is(list.body.length, 3);
+  t.false(Object.keys(list.body[0]).some((k) => k.startsWith('@')));
+  // The client's preference decides between the two.
+  const preferJson = await withToken('application/ld+json;q=0.5, application/json');
+  t.regex((await preferJson('/v2/demo_sports/121')).headers.get('content-type') ?? '', /^application\/json/);
+});
+
+test("Hydra negotiation: an operation's own representation, and 406 in the Hydra format for anything else", async (t) => {
+  const csv = await (await withToken('text/csv'))('/v2/demo_sports/121');
+  t.is(csv.status, 200);
+  t.regex(csv.headers.get('content-type') ?? '', /^text\/csv/);
+  t.is(await csv.text(), 'id,name\n121,Running\n');
+  // The list does not declare CSV: 406, naming what it serves.
+  const refused = await json(await (await withToken('text/csv'))('/v2/demo_sports'));
+  t.is(refused.status, 406);
+  t.regex(refused.type, /^application\/ld\+json/);
+  t.like(refused.body, { '@type': 'hydra:Error' });
+  t.regex(refused.body['hydra:description'], /"application\/ld\+json", "application\/json"/);
+  // Negotiation comes before credentials, as in API Platform.
+  const anonymous = await api.fetch('/v2/demo_sports/121', { headers: { accept: 'image/png' } });
+  t.is(anonymous.status, 406);
+  t.is((await (await withToken('application/json;q=0, text/html'))('/v2/demo_sports/121')).status, 406);
+});
+
+test('formats without alternates do not negotiate: JSON:API answers whatever the Accept', async (t) => {
+  const res = await api.fetch('/jsonapi/sports/121', { headers: { accept: 'text/html' } });
+  t.is(res.status, 200);
+  t.regex(res.headers.get('content-type') ?? '', /^application\/vnd\.api\+json/);
+  t.notRegex(res.headers.get('vary') ?? '', /accept/i);
+});
+
+test('negotiate: quality, specificity and order (RFC 9110), parameters other than q ignored', (t) => {
+  const offered = ['application/ld+json', 'application/json', 'application/gpx+xml'];
+  t.is(negotiate(undefined, offered), 'application/ld+json');
+  t.is(negotiate('application/gpx+xml', offered), 'application/gpx+xml');
+  t.is(negotiate('application/json, application/ld+json', offered), 'application/json');
+  t.is(negotiate('*/*;q=0.1, application/gpx+xml;q=0.2', offered), 'application/gpx+xml');
+  t.is(negotiate('application/*;q=0.5, application/json;q=0', offered), 'application/ld+json');
+  t.is(negotiate('application/json;q=0, application/ld+json;q=0, application/gpx+xml;q=0', offered), undefined);
+  t.is(negotiate('APPLICATION/JSON', offered), 'application/json');
+  t.is(negotiate('text/html', offered), undefined);
+  t.is(negotiate('garbage', offered), 'application/ld+json');
 });

@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { type Access, accessCanRefuse, accessMiddleware, accessSecurity } from './access.ts';
@@ -7,8 +7,10 @@ import { errorResponse } from './error-schemas.ts';
 import type { HydraView, JsonApiView, Page, RequestView, ResourceFormat, Serializer } from './formats/format.ts';
 import { geojsonSerializer } from './formats/geojson.ts';
 import { hydraSerializer } from './formats/hydra.ts';
+import type { HydraOperationKind } from './formats/hydra-classes.ts';
 import { jsonSerializer } from './formats/json.ts';
 import { jsonApiSerializer } from './formats/jsonapi.ts';
+import { negotiate, notAcceptable } from './negotiation.ts';
 import type { HttpMethod } from './openapi.ts';
 import type { ApiRouter, ResponseSpec } from './route.ts';
 
@@ -25,8 +27,15 @@ export interface OperationInput<Q extends z.ZodType, P extends z.ZodType, B exte
   ctx: Context;
 }
 
-/** Error statuses an operation may answer besides the ones its shape implies (401, 404, 422). */
+/** Error statuses an operation may answer besides the ones its shape implies (401, 404, 406, 422). */
 type ExtraErrors = Partial<Record<400 | 403 | 409 | 413 | 415 | 429, string>>;
+
+/**
+ * Writes an operation's result in another media type than the resource's format (an activity as
+ * `application/gpx+xml`): returns the body (a string, Buffer or stream). The response's
+ * Content-Type is that media type unless the writer sets its own.
+ */
+export type Representation<R> = (result: R, ctx: Context) => unknown;
 
 interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R> {
   summary: string;
@@ -41,6 +50,12 @@ interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.Zo
   errors?: ExtraErrors;
   /** More success responses to document (e.g. a 200 beside a create's 201). */
   responses?: Record<number, ResponseSpec>;
+  /**
+   * Media types this operation also answers in, chosen by the request's `Accept` header against
+   * the format's own (Hydra: `application/ld+json`, the default, and `application/json`); a type
+   * none of them offers is a 406. Keyed by media type.
+   */
+  representations?: Record<string, Representation<R>>;
   handler: (input: OperationInput<Q, P, B>) => R | Promise<R>;
 }
 
@@ -94,19 +109,22 @@ interface RemoveSpec<P extends AnyObject> extends OperationSpec<Undef, P, Undef,
  */
 export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
   readonly #router: ApiRouter;
-  readonly #app: Pick<AppContext, 'verifier' | 'db'>;
+  readonly #app: Pick<AppContext, 'verifier' | 'db' | 'hydra'>;
   readonly #options: ResourceOptions<CP, IP>;
   readonly #baseUrl: string;
 
   constructor(
     router: ApiRouter,
-    app: Pick<AppContext, 'verifier' | 'db' | 'config'>,
+    app: Pick<AppContext, 'verifier' | 'db' | 'config' | 'hydra'>,
     options: ResourceOptions<CP, IP>,
   ) {
     this.#router = router;
     this.#app = app;
     this.#options = options;
     this.#baseUrl = app.config.PUBLIC_URL;
+    // Hydra resources describe themselves for the API documentation, contexts and entrypoint.
+    if (options.format === 'hydra' && options.hydra)
+      app.hydra.declare(options.hydra.type, options.hydra.path, options.item);
   }
 
   /** GET on the collection: a Page (or every item) in the format's list envelope. */
@@ -115,52 +133,63 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
   ): this {
     const filters = spec.query instanceof z.ZodObject ? Object.keys(spec.query.shape) : [];
     const serializer = this.#serializer(filters);
+    const item = spec.item ?? this.#options.item;
     return this.#add('get', this.#options.path, this.#options.params, spec, {
+      kind: 'list',
       access: this.#options.access.read,
       item: false,
+      serializer,
+      ...(spec.item ? { listItem: spec.item } : {}),
       success: {
-        200: { description: 'One page', schema: serializer.collectionSchema(spec.item ?? this.#options.item) },
+        200: { description: 'One page', ...this.#content(serializer, (s) => s.collectionSchema(item), spec) },
       },
-      write: (ctx, result) => {
+      write: (ctx, result, chosen) => {
         const page = Array.isArray(result)
           ? { items: result, page: 1, limit: Math.max(1, result.length), total: result.length }
           : (result as Page<unknown>);
-        return serializer.collection(page, this.#request(ctx));
+        return chosen.collection(page, this.#request(ctx));
       },
     });
   }
 
-  get<Q extends z.ZodType = Undef>(spec: OperationSpec<Q, IP, Undef, unknown>): this {
-    return this.#itemOperation('get', spec, this.#options.access.read, 200, 'The item');
+  get<Q extends z.ZodType = Undef, R = unknown>(spec: OperationSpec<Q, IP, Undef, R>): this {
+    return this.#itemOperation('get', 'get', spec, this.#options.access.read, 200, 'The item');
   }
 
   /** POST on the collection; 201 unless the handler sets another status. */
-  create<B extends z.ZodType = Undef>(
-    spec: OperationSpec<Undef, CP, B, unknown> & { location?: (item: unknown) => string },
+  create<B extends z.ZodType = Undef, R = unknown>(
+    spec: OperationSpec<Undef, CP, B, R> & { location?: (item: R) => string },
   ): this {
     const serializer = this.#serializer();
     return this.#add('post', this.#options.path, this.#options.params, spec, {
+      kind: 'create',
       access: this.#options.access.write,
       item: false,
       status: 201,
-      success: { 201: { description: 'Created', schema: serializer.itemSchema(this.#options.item) } },
-      write: (ctx, result) => {
+      serializer,
+      success: {
+        201: { description: 'Created', ...this.#content(serializer, (s) => s.itemSchema(this.#options.item), spec) },
+      },
+      write: (ctx, result, chosen) => {
         if (spec.location && ctx.status === 201) ctx.set('Location', `${this.#baseUrl}${spec.location(result)}`);
-        return serializer.item(result, this.#request(ctx));
+        return chosen.item(result, this.#request(ctx));
       },
     });
   }
 
   /** PUT on an item (and the spec's aliases, e.g. POST). */
-  update<B extends z.ZodType = Undef>(spec: OperationSpec<Undef, IP, B, unknown> & { methods?: HttpMethod[] }): this {
+  update<B extends z.ZodType = Undef, R = unknown>(
+    spec: OperationSpec<Undef, IP, B, R> & { methods?: HttpMethod[] },
+  ): this {
     for (const method of spec.methods ?? ['put'])
-      this.#itemOperation(method, spec, this.#options.access.write, 200, 'The updated item');
+      this.#itemOperation('update', method, spec, this.#options.access.write, 200, 'The updated item');
     return this;
   }
 
   remove(spec: RemoveSpec<IP>): this {
     const response = spec.response;
     return this.#add('delete', this.#itemPath(), this.#options.itemParams, spec, {
+      kind: 'remove',
       access: this.#options.access.write,
       item: true,
       status: response ? 200 : 204,
@@ -182,6 +211,7 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     const access = spec.method === 'delete' ? this.#options.access.write : this.#options.access[write];
     for (const method of [spec.method, ...(spec.aliases ?? [])])
       this.#add(method, path, params as P, spec, {
+        kind: 'action',
         access,
         item: onItem,
         status: spec.status ?? 200,
@@ -191,21 +221,38 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     return this;
   }
 
-  #itemOperation<Q extends z.ZodType, B extends z.ZodType>(
+  #itemOperation<Q extends z.ZodType, B extends z.ZodType, R>(
+    kind: 'get' | 'update',
     method: HttpMethod,
-    spec: OperationSpec<Q, IP, B, unknown>,
+    spec: OperationSpec<Q, IP, B, R>,
     access: Access,
     status: number,
     description: string,
   ): this {
     const serializer = this.#serializer();
     return this.#add(method, this.#itemPath(), this.#options.itemParams, spec, {
+      kind,
       access,
       item: true,
       status,
-      success: { [status]: { description, schema: serializer.itemSchema(this.#options.item) } },
-      write: (ctx, result) => serializer.item(result, this.#request(ctx)),
+      serializer,
+      success: {
+        [status]: { description, ...this.#content(serializer, (s) => s.itemSchema(this.#options.item), spec) },
+      },
+      write: (ctx, result, chosen) => chosen.item(result, this.#request(ctx)),
     });
+  }
+
+  /** A success response's documented bodies: the format's, its alternates' and the operation's representations. */
+  #content(
+    serializer: Serializer,
+    schema: (s: Serializer) => z.ZodType,
+    spec: { representations?: Record<string, unknown> },
+  ): Pick<ResponseSpec, 'schema' | 'alternates'> {
+    const alternates: Record<string, z.ZodType | undefined> = {};
+    for (const alternate of serializer.alternates ?? []) alternates[alternate.contentType] = schema(alternate);
+    for (const type of Object.keys(spec.representations ?? {})) alternates[type] = undefined;
+    return { schema: schema(serializer), ...(Object.keys(alternates).length ? { alternates } : {}) };
   }
 
   #add<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R>(
@@ -214,11 +261,16 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     params: P | undefined,
     spec: OperationSpec<Q, P, B, R>,
     shape: {
+      kind: HydraOperationKind;
       access: Access;
       item: boolean;
       status?: number;
+      /** The format's serializer, when the result is written by it (its alternates are negotiated). */
+      serializer?: Serializer;
+      /** The items of a list when they differ from the resource's item schema. */
+      listItem?: z.ZodType;
       success: Record<number, ResponseSpec>;
-      write: (ctx: Context, result: R) => unknown;
+      write: (ctx: Context, result: R, serializer: Serializer) => unknown;
     },
   ): this {
     const access = spec.access ?? shape.access;
@@ -227,6 +279,15 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     const refusal = accessCanRefuse(access);
     if (refusal) errors[401] = errorResponse(format, refusal);
     if (shape.item || params) errors[404] = errorResponse(format, this.#options.notFound ?? 'Not found');
+    // What the operation can answer: the format's serializer, then its alternates and the
+    // operation's own representations. With more than one, `Accept` chooses (406 when it can't).
+    const serializers = shape.serializer ? [shape.serializer, ...(shape.serializer.alternates ?? [])] : [];
+    const representations = (spec.representations ?? {}) as Record<string, Representation<R>>;
+    const offered = [...serializers.map((s) => s.contentType), ...Object.keys(representations)];
+    if (offered.length > 0 && !shape.serializer) offered.unshift(this.#contentType());
+    const negotiates = offered.length > 1;
+    const fallback = serializers[0] ?? this.#serializer();
+    if (negotiates) errors[406] = errorResponse(format, `Accept allows none of ${offered.join(', ')}`);
     for (const [status, text] of Object.entries(spec.errors ?? {}))
       errors[Number(status)] = errorResponse(format, text);
     if (spec.query || spec.body)
@@ -247,20 +308,38 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
       ...(params ? { params: params as P extends z.ZodType ? P : never } : {}),
       ...(spec.body ? { body: spec.body } : {}),
       ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),
-      middleware: accessMiddleware(this.#app, access),
+      // Negotiation comes first, as in API Platform: a 406 costs no credential check or query.
+      middleware: [...(negotiates ? [acceptable(offered)] : []), ...accessMiddleware(this.#app, access)],
       responses: { ...this.#typed(shape.success), ...this.#typed(spec.responses ?? {}), ...errors },
       handler: async (ctx, input) => {
         if (shape.status) ctx.status = shape.status;
         const result = await spec.handler({ ...input, principal: ctx.state.principal, ctx } as OperationInput<Q, P, B>);
-        const body = shape.write(ctx, result);
+        const type = negotiates ? (negotiate(ctx.get('accept'), offered) ?? contentType) : contentType;
+        const representation = representations[type];
+        if (representation) {
+          ctx.type = type;
+          ctx.body = await representation(result, ctx);
+          return;
+        }
+        const body = shape.write(ctx, result, serializers.find((s) => s.contentType === type) ?? fallback);
         if (body === undefined) {
           if (ctx.status === 200 || ctx.status === 404) ctx.status = 204;
           return;
         }
         ctx.body = body;
-        ctx.type = contentType;
+        ctx.type = type;
       },
     });
+    if (this.#options.format === 'hydra' && this.#options.hydra)
+      this.#app.hydra.operation(this.#options.hydra.type, {
+        kind: shape.kind,
+        method,
+        path: `${this.#router.prefix}${path}`,
+        summary: spec.summary,
+        ...(spec.description ? { description: spec.description } : {}),
+        ...(spec.body ? { body: spec.body } : {}),
+        ...(shape.listItem ? { item: shape.listItem } : {}),
+      });
     return this;
   }
 
@@ -304,4 +383,13 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
       query: ctx.query as RequestView['query'],
     };
   }
+}
+
+/** Refuses a request whose `Accept` allows none of the offered media types; responses vary by it. */
+function acceptable(offered: readonly string[]): Middleware {
+  return async (ctx, next) => {
+    ctx.vary('Accept');
+    if (negotiate(ctx.get('accept'), offered) === undefined) throw notAcceptable(offered);
+    await next();
+  };
 }

@@ -14,6 +14,8 @@ export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
   contentType?: string;
+  /** The same response in other media types a client may ask for in `Accept` (schema when it is JSON). */
+  alternates?: Record<string, z.ZodType | undefined>;
 }
 
 export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType> {
@@ -43,7 +45,8 @@ export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends z
  */
 export class ApiRouter {
   readonly router: Router;
-  readonly #prefix: string;
+  /** The path every route of the router is below (`/v2`). */
+  readonly prefix: string;
   readonly #registry: OpenApiRegistry;
   readonly #tag: string;
   /** The error dialect of the service this router mounts (documented error responses use it). */
@@ -56,7 +59,7 @@ export class ApiRouter {
     tag: string;
     middleware?: Middleware[];
   }) {
-    this.#prefix = options.prefix;
+    this.prefix = options.prefix;
     this.#registry = options.registry;
     this.#tag = options.tag;
     this.errorFormat = options.errorFormat;
@@ -88,14 +91,17 @@ export class ApiRouter {
   }
 
   #document<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType>(spec: RouteSpec<Q, P, B>): void {
-    const responses: Record<string, { description: string; content?: Record<string, { schema: z.ZodType }> }> = {};
+    const responses: Record<string, { description: string; content?: Record<string, { schema?: z.ZodType }> }> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
-      responses[status] = {
-        description: r.description,
-        ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
+      const content: Record<string, { schema?: z.ZodType }> = {
+        ...(r.schema ? { [r.contentType ?? 'application/json']: { schema: r.schema } } : {}),
+        ...Object.fromEntries(
+          Object.entries(r.alternates ?? {}).map(([type, schema]) => [type, schema ? { schema } : {}]),
+        ),
       };
+      responses[status] = { description: r.description, ...(Object.keys(content).length ? { content } : {}) };
     }
-    this.#registry.add(`${this.#prefix}${spec.path}`, spec.method, {
+    this.#registry.add(`${this.prefix}${spec.path}`, spec.method, {
       summary: spec.summary,
       ...(spec.description ? { description: spec.description } : {}),
       tags: spec.tags ?? [this.#tag],

@@ -1,3 +1,4 @@
+import type { ServiceModule } from '../../api/service-module.ts';
 import { issueApiKey } from '../../shared/accounts/api-keys.ts';
 import { registerClient } from '../../shared/accounts/clients.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
@@ -25,9 +26,14 @@ export interface TrackingTestApi extends TestApi {
   ) => Promise<Res>;
 }
 
-/** The whole API on its own database, with an API key, for the tracking tests. */
-export async function startTrackingApi(options: { env?: Record<string, string> } = {}): Promise<TrackingTestApi> {
-  const api = await startTestApi(null, options.env ? { env: options.env } : {});
+/**
+ * The whole API on its own database, with an API key, for the tracking tests (`services` and
+ * `publicUrl` as for startTestApi: extra routes, PUBLIC_URL equal to the server's own URL).
+ */
+export async function startTrackingApi(
+  options: { env?: Record<string, string>; services?: ServiceModule[]; publicUrl?: boolean } = {},
+): Promise<TrackingTestApi> {
+  const api = await startTestApi(null, options);
   const client = await registerClient(api.database.db, {
     client_name: 'tracking tests',
     redirect_uris: ['https://app.test/cb'],

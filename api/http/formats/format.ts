@@ -85,4 +85,10 @@ export interface Serializer {
   collection(page: Page<unknown>, req: RequestView): unknown;
   itemSchema(item: z.ZodType): z.ZodType;
   collectionSchema(item: z.ZodType): z.ZodType;
+  /**
+   * Other representations of the same items a client may ask for in `Accept` (Hydra: API
+   * Platform's plain `application/json`). A format with alternates negotiates: this serializer
+   * is the default, and a type none of them offers is a 406. Without, `Accept` is not looked at.
+   */
+  alternates?: readonly Serializer[];
 }

@@ -3,21 +3,40 @@ import type { HydraView, Page, RequestView, Serializer } from './format.ts';
 import { SerializedItems } from './format.ts';
 import { hasNextPage, lastPage, nextPageQuery, pageQuery, selfIri } from './links.ts';
 
+/** Query parameters that page a list rather than filter it: not announced in `hydra:search`. */
+const PAGING_PARAMETERS = new Set(['page', 'limit']);
+
 /** `/v2/contexts/Activity` for a view at `/v2/activities`: API Platform's context IRIs. */
-export function contextIri(view: HydraView<never>): string {
-  const root = /^\/[^/]+/.exec(view.path)?.[0] ?? '';
-  return `${root}/contexts/${view.type}`;
+export function contextIri(view: Pick<HydraView<never>, 'path' | 'type'>): string {
+  return `${iriRoot(view.path)}/contexts/${view.type}`;
+}
+
+/** The service prefix an IRI path lives under (`/v2` for `/v2/activities`). */
+export function iriRoot(path: string): string {
+  return /^\/[^/]+/.exec(path)?.[0] ?? '';
+}
+
+/** `@id` of an item: its collection path and its id. */
+export function itemIri(view: HydraView<never>, item: unknown): string {
+  return `${view.path}/${encodeURIComponent(view.id(item as never))}`;
 }
 
 function node(view: HydraView<never>, item: unknown) {
-  return {
-    '@id': `${view.path}/${encodeURIComponent(view.id(item as never))}`,
-    '@type': view.type,
-    ...view.fields(item as never),
-  };
+  return { '@id': itemIri(view, item), '@type': view.type, ...view.fields(item as never) };
 }
 
-/** `hydra:search`: an IRI template over the list's filters (the names its query schema accepts). */
+/** The property a filter variable is about: `order[name]`, `createdAt[after]` and `user[]` name `name`, `createdAt`, `user`. */
+export function filterProperty(variable: string): string {
+  const keyed = /^(?:order|exists)\[(.+)\]$/.exec(variable);
+  return keyed?.[1] ?? variable.replace(/\[[^\]]*\]$/, '');
+}
+
+/** The filters of a list: the names its query schema accepts, paging aside (as API Platform lists them). */
+export function listFilters(query: readonly string[], pageParam?: string): string[] {
+  return query.filter((name) => !PAGING_PARAMETERS.has(name) && name !== pageParam);
+}
+
+/** `hydra:search`: an IRI template over the list's filters. */
 function searchTemplate(req: RequestView, filters: readonly string[]) {
   return {
     '@type': 'hydra:IriTemplate',
@@ -26,14 +45,34 @@ function searchTemplate(req: RequestView, filters: readonly string[]) {
     'hydra:mapping': filters.map((variable) => ({
       '@type': 'IriTemplateMapping',
       variable,
-      property: variable.replace(/\[\]$/, '').replace(/^(order|exists)\[(.+)\]$/, '$2'),
+      property: filterProperty(variable),
       required: false,
     })),
   };
 }
 
-/** JSON-LD with Hydra collections, the way API Platform serves them. */
-export function hydraSerializer(view: HydraView<never>, filters: readonly string[] = []): Serializer {
+/**
+ * API Platform's `json` format for the same resource: an item is its fields (relations as IRI
+ * strings), a list a bare array of items, without `@context`, `@id`, `@type` or paging members.
+ */
+function plainJsonSerializer(view: HydraView<never>): Serializer {
+  return {
+    contentType: 'application/json',
+    item: (item) => view.fields(item as never),
+    collection: (page: Page<unknown>) => {
+      if (page.items instanceof SerializedItems) throw new Error('Hydra lists need items, not serialized JSON');
+      return page.items.map((item) => view.fields(item as never));
+    },
+    itemSchema: (item) => item,
+    collectionSchema: (item) => z.array(item),
+  };
+}
+
+/**
+ * JSON-LD with Hydra collections, the way API Platform serves them (`application/ld+json`, the
+ * default), and plain JSON on request (`Accept: application/json`).
+ */
+export function hydraSerializer(view: HydraView<never>, query: readonly string[] = []): Serializer {
   return {
     contentType: 'application/ld+json',
     item: (item) => ({ '@context': contextIri(view), ...node(view, item) }),
@@ -41,6 +80,7 @@ export function hydraSerializer(view: HydraView<never>, filters: readonly string
       if (page.items instanceof SerializedItems) throw new Error('Hydra lists need items, not serialized JSON');
       const at = (n: number) => `${req.path}?${pageQuery(req, n, page.limit, page.pageParam)}`;
       const last = lastPage(page);
+      const filters = listFilters(query, page.pageParam);
       return {
         '@context': contextIri(view),
         '@id': req.path,
@@ -66,9 +106,28 @@ export function hydraSerializer(view: HydraView<never>, filters: readonly string
         '@type': z.literal('hydra:Collection'),
         'hydra:member': z.array(ld(item)),
         'hydra:totalItems': z.number().int().optional(),
-        'hydra:view': z.object({ '@id': z.string(), '@type': z.string() }).loose(),
-        'hydra:search': z.object({ '@type': z.string(), 'hydra:template': z.string() }).loose().optional(),
+        'hydra:view': z
+          .object({
+            '@id': z.string(),
+            '@type': z.string(),
+            'hydra:first': z.string(),
+            'hydra:last': z.string().optional(),
+            'hydra:previous': z.string().optional(),
+            'hydra:next': z.string().optional(),
+          })
+          .loose(),
+        'hydra:search': z
+          .object({
+            '@type': z.string(),
+            'hydra:template': z.string(),
+            'hydra:variableRepresentation': z.string(),
+            'hydra:mapping': z.array(
+              z.object({ '@type': z.string(), variable: z.string(), property: z.string(), required: z.boolean() }),
+            ),
+          })
+          .optional(),
       }),
+    alternates: [plainJsonSerializer(view)],
   };
 }
 
