@@ -21,7 +21,7 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
 };
 
 const noop: Processors = {
-  records: { 'activity-changed': async () => null },
+  records: { 'activity-changed': async () => null, 'recompute-activity': async () => null },
   thumbnails: { 'activity-thumbnail': async () => null },
   recommendations: { 'compute-all': async () => null },
 };

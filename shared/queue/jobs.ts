@@ -32,6 +32,21 @@ export type ActivityChangedJobPayload = {
 };
 
 /**
+ * Recomputes one activity's records as they stand (queue `records`): asked by
+ * `npm run records:recompute`, e.g. after the sport families changed (docs/tracking-records.md).
+ */
+export type RecordsRecomputeJobPayload = {
+  activityId: string;
+  userId: string;
+  /** The activity's version when asked. */
+  version: number;
+  /** Digest of the records settings the command ran with (shared/tracking/records/settings.ts). */
+  settings: string;
+  /** When a `--force` run asked (also in the job id, so it is not taken for a job already done), else null. */
+  forced: string | null;
+};
+
+/**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
  */
@@ -49,7 +64,7 @@ type Checked<
  * can be enqueued to an unlisted queue, and WORKER_QUEUES=all runs every queue listed here.
  */
 export type JobPayloads = Checked<{
-  records: { 'activity-changed': ActivityChangedJobPayload };
+  records: { 'activity-changed': ActivityChangedJobPayload; 'recompute-activity': RecordsRecomputeJobPayload };
   thumbnails: { 'activity-thumbnail': ThumbnailJobPayload };
   recommendations: { 'compute-all': RecommendationsJobPayload };
 }>;
@@ -66,6 +81,9 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
   records: {
     // One job per activity version: a change relayed twice makes one job, each new change its own.
     'activity-changed': ({ activityId, version }) => `records-${activityId}-v${version}`,
+    // One job per activity version and settings: running the command twice makes one job each.
+    'recompute-activity': ({ activityId, version, settings, forced }) =>
+      `records-recompute-${activityId}-v${version}-${settings}${forced === null ? '' : `-${forced}`}`,
   },
   thumbnails: {
     // One job per stored original (a new upload has a new path, hence its own job).

@@ -1,8 +1,34 @@
-import type { QueueProcessor, TypedJob } from '../processor.ts';
+import { recordsSettings } from '../../shared/tracking/records/settings.ts';
+import { updateActivityRecords } from '../../shared/tracking/records/update-records.ts';
+import type { QueueProcessor } from '../processor.ts';
 
-// TODO(issue 11): the records computation replaces this handler.
-async function activityChanged(_job: TypedJob<'records', 'activity-changed'>): Promise<{ status: 'skipped' }> {
-  return { status: 'skipped' };
-}
-
-export const recordsProcessor: QueueProcessor<'records'> = { 'activity-changed': activityChanged };
+/**
+ * Queue `records` (docs/tracking-records.md): after each change of an activity, its best efforts
+ * are recomputed and its user's records of the sports it touched are refreshed; the same for an
+ * activity `npm run records:recompute` names. Idempotent (at-least-once delivery).
+ */
+export const recordsProcessor: QueueProcessor<'records'> = {
+  'activity-changed': async (job, { db, config }) => {
+    const { activityId, userId, sportId, previousSportId } = job.data;
+    return updateActivityRecords(
+      db,
+      { activityId, userId, sports: previousSportId === null ? [sportId] : [sportId, previousSportId], force: false },
+      recordsSettings(config.RECORDS_FAMILIES_FILE),
+    );
+  },
+  'recompute-activity': async (job, { db, config, logger }) => {
+    const { activityId, userId, settings, forced } = job.data;
+    const outcome = await updateActivityRecords(
+      db,
+      { activityId, userId, sports: [], force: forced !== null },
+      recordsSettings(config.RECORDS_FAMILIES_FILE),
+    );
+    // The command and the workers read their own RECORDS_FAMILIES_FILE: say when they disagree.
+    if (outcome.settings !== settings)
+      logger.warn(
+        { jobId: job.id, asked: settings, used: outcome.settings },
+        'records:recompute ran with other records settings than this worker (RECORDS_FAMILIES_FILE or the datatypes differ)',
+      );
+    return outcome;
+  },
+};

@@ -4,6 +4,7 @@ import type { CoreTables } from './core.ts';
 import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
 import type { RecommendationTables } from './recommendations.ts';
+import type { RecordsTables } from './records.ts';
 import type { ReferentialTables } from './referentials.ts';
 import type { ShareTables } from './shares.ts';
 import type { TrackingTables } from './tracking.ts';
@@ -25,3 +26,6 @@ export interface Database extends TrackingTables {}
 
 /** Public activity shares (migration 0042). */
 export interface Database extends ShareTables {}
+
+/** The records job's best efforts per activity (migration 0045). */
+export interface Database extends RecordsTables {}
