@@ -22,7 +22,7 @@ const userSchema = z.object({
   scheduleDelete: z.string().nullable().meta({ format: 'date-time' }),
 });
 
-export const userView: HydraView<TrackingUser> = {
+const userView: HydraView<TrackingUser> = {
   type: 'User',
   path: '/v2/users',
   id: (u) => u.id,
