@@ -1,5 +1,7 @@
 import test from 'ava';
+import { sql } from 'kysely';
 import sharp from 'sharp';
+import { createLogger } from '../shared/observability/logger.ts';
 import type { Track } from '../shared/tracking/activity-data.ts';
 import { SPORT_FAMILIES, sportFamily } from '../shared/tracking/thumbnail/placeholder.ts';
 import { projectTrack, unwrapLongitudes } from '../shared/tracking/thumbnail/projection.ts';
@@ -12,6 +14,15 @@ import {
 } from '../shared/tracking/thumbnail/render.ts';
 import { simplifyPolyline } from '../shared/tracking/thumbnail/simplify.ts';
 import { trackSvg } from '../shared/tracking/thumbnail/track-svg.ts';
+import type { TypedJob } from '../workers/processor.ts';
+import { trackingActivityThumbnail } from '../workers/processors/thumbnails.ts';
+import { startWorkers } from '../workers/worker.ts';
+import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
+
+// The job tests below use the whole API and a worker on their own database and queue prefix.
+const api = await startTrackingApi({ env: { OUTBOX_POLL_MS: '50' } });
+test.after.always(() => api.close());
+const { db } = api.database;
 
 /** A track of n points at 1 Hz from a point function. */
 function track(n: number, point: (i: number) => [number, number]): Track {
@@ -202,4 +213,169 @@ test('sport families follow the universes of the referential; unknown ones are "
   t.is(sportFamily(8), 'water');
   t.is(sportFamily(null), 'other');
   t.is(sportFamily(999), 'other');
+});
+
+// ---- The job: activities get their thumbnail, drawn by the `thumbnails` worker ----
+
+const deps = () => ({ config: api.config, db, logger: createLogger('silent', 'test') });
+
+/** A running activity of `u` (with a small loop as its track unless `locations` is given). */
+async function activityOf(u: TrackingTestUser, fields: Record<string, unknown> = {}): Promise<string> {
+  const locations: Record<string, { latitude: number; longitude: number; elevation: number }> = {};
+  for (let i = 0; i < 120; i++)
+    locations[String(i)] = {
+      latitude: 50.63 + 0.002 * Math.sin(i / 19),
+      longitude: 3.06 + 0.003 * Math.cos(i / 19),
+      elevation: 20,
+    };
+  const res = await api.call('POST', '/activities', u, {
+    body: {
+      name: 'Loop',
+      user: `/v2/users/${u.ldid}`,
+      sport: '/v2/sports/121',
+      startdate: '2024-05-01T08:30:00+02:00',
+      duration: 120,
+      dataSummaries: { '24': 120 },
+      locations,
+      ...fields,
+    },
+  });
+  if (res.status !== 201) throw new Error(`POST /activities answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.id;
+}
+
+const thumbnailOf = async (id: string) =>
+  (await db.selectFrom('activities').select('thumbnail').where('id', '=', id).executeTakeFirstOrThrow()).thumbnail;
+
+const thumbnailJobs = (id: string) =>
+  db
+    .selectFrom('outbox')
+    .select(['job_id', 'payload'])
+    .where('queue', '=', 'thumbnails')
+    .where(sql<string>`payload->>'activityId'`, '=', id)
+    .orderBy('id')
+    .execute();
+
+/** The file a thumbnail URL points to, fetched from the API (`/v2/media/...`). */
+async function fetchThumbnail(url: string): Promise<{ status: number; type: string | null; data: Buffer }> {
+  const res = await api.fetch(new URL(url).pathname);
+  return { status: res.status, type: res.headers.get('content-type'), data: Buffer.from(await res.arrayBuffer()) };
+}
+
+const fakeJob = (activityId: string, version = 1) =>
+  ({ name: 'activity-track-thumbnail', data: { activityId, version } }) as TypedJob<
+    'thumbnails',
+    'activity-track-thumbnail'
+  >;
+
+// Serial: while the worker runs it takes every job of this file's queues.
+test.serial(
+  'the worker draws a created activity’s track thumbnail (under 300 KB) and its sport’s placeholder',
+  async (t) => {
+    const workers = await startWorkers(
+      { ...api.config, WORKER_QUEUES: ['thumbnails'], OUTBOX_POLL_MS: 50 },
+      { logger: createLogger('silent', 'worker') },
+    );
+    try {
+      const u = await api.user();
+      const withTrack = await activityOf(u);
+      const withoutTrack = await activityOf(u, { locations: {}, sport: '/v2/sports/381' });
+      t.deepEqual(
+        (await thumbnailJobs(withTrack)).map((j) => j.job_id),
+        [`track-thumb-${withTrack}-v1`],
+        'the creation wrote the job in its transaction',
+      );
+      const deadline = Date.now() + 20_000;
+      while ((!(await thumbnailOf(withTrack)) || !(await thumbnailOf(withoutTrack))) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+
+      const url = (await thumbnailOf(withTrack)) ?? '';
+      t.regex(url, new RegExp(`^${api.config.PUBLIC_URL}/v2/media/thumbnails/${withTrack}/track-[0-9a-f]{16}\\.png$`));
+      const file = await fetchThumbnail(url);
+      t.is(file.status, 200);
+      t.is(file.type, 'image/png');
+      t.true(file.data.length < THUMBNAIL_MAX_BYTES, `${file.data.length} bytes`);
+      const meta = await sharp(file.data).metadata();
+      t.deepEqual([meta.format, meta.width, meta.height], ['png', THUMBNAIL_WIDTH, THUMBNAIL_HEIGHT]);
+      // The activity as the API answers it points to the file.
+      t.is((await api.call('GET', `/activities/${withTrack}`, u)).body.thumbnail, url);
+
+      const placeholder = (await thumbnailOf(withoutTrack)) ?? '';
+      t.regex(
+        placeholder,
+        /\/v2\/media\/placeholders\/wheel-[0-9a-f]{16}\.png$/,
+        'bicycle: the wheel sports placeholder',
+      );
+      const placeholderFile = await fetchThumbnail(placeholder);
+      t.is(placeholderFile.status, 200);
+      t.true(placeholderFile.data.equals((await renderPlaceholder('wheel', 'png')).data));
+    } finally {
+      await workers.close();
+    }
+  },
+);
+
+test.serial(
+  'a changed track is drawn again: new file, new URL, the old file removed; the same job twice changes nothing',
+  async (t) => {
+    const u = await api.user();
+    const id = await activityOf(u);
+    const first = await trackingActivityThumbnail(fakeJob(id), deps());
+    if (first.status !== 'done') return t.fail(JSON.stringify(first));
+    t.false(first.placeholder);
+    const again = await trackingActivityThumbnail(fakeJob(id), deps());
+    t.deepEqual(again, first, 'idempotent');
+    const before = await fetchThumbnail((await thumbnailOf(id)) ?? '');
+
+    // The track changes (as an import replacing the streams would), with the version bump of any write.
+    await sql`
+    update activity_tracks
+    set track = ST_GeomFromText('LINESTRING ZM(3.06 50.63 0 0, 3.08 50.63 0 60, 3.08 50.61 0 120)', 4326), points = 3
+    where activity_id = ${id}`.execute(db);
+    await db.updateTable('activities').set({ version: sql`version + 1` }).where('id', '=', id).execute();
+    const second = await trackingActivityThumbnail(fakeJob(id, 2), deps());
+    t.is(second.status, 'done');
+    const url = (await thumbnailOf(id)) ?? '';
+    t.not(url, first.url);
+    const after = await fetchThumbnail(url);
+    t.is(after.status, 200);
+    t.false(after.data.equals(before.data), 'a different picture');
+    t.is((await fetchThumbnail(first.url)).status, 404, 'the old drawing is removed');
+  },
+);
+
+test.serial('a thumbnail the user set is kept; clearing it or changing the sport draws again', async (t) => {
+  const u = await api.user();
+  const id = await activityOf(u, { locations: {} });
+  t.like(await trackingActivityThumbnail(fakeJob(id), deps()), { status: 'done', placeholder: true });
+  t.regex((await thumbnailOf(id)) ?? '', /\/placeholders\/fitness-/);
+
+  const own = 'https://cdn.example.test/my-run.png';
+  t.is((await api.call('PUT', `/activities/${id}`, u, { body: { thumbnail: own } })).status, 200);
+  t.like(await trackingActivityThumbnail(fakeJob(id, 2), deps()), { status: 'skipped' });
+  t.is(await thumbnailOf(id), own);
+
+  t.is((await api.call('PUT', `/activities/${id}`, u, { body: { thumbnail: null } })).status, 200);
+  t.deepEqual(
+    (await thumbnailJobs(id)).map((j) => j.job_id),
+    [`track-thumb-${id}-v1`, `track-thumb-${id}-v3`],
+    'clearing the thumbnail asks for a drawing',
+  );
+  t.like(await trackingActivityThumbnail(fakeJob(id, 3), deps()), { status: 'done' });
+  t.regex((await thumbnailOf(id)) ?? '', /\/placeholders\/fitness-/);
+
+  t.is((await api.call('PUT', `/activities/${id}`, u, { body: { sport: '/v2/sports/274' } })).status, 200);
+  t.is((await thumbnailJobs(id)).length, 3, 'a new sport asks for a drawing');
+  await trackingActivityThumbnail(fakeJob(id, 4), deps());
+  t.regex((await thumbnailOf(id)) ?? '', /\/placeholders\/water-/, 'swimming: the water sports placeholder');
+
+  // A name change does not touch the thumbnail.
+  t.is((await api.call('PUT', `/activities/${id}`, u, { body: { name: 'Renamed' } })).status, 200);
+  t.is((await thumbnailJobs(id)).length, 3);
+
+  t.is((await api.call('DELETE', `/activities/${id}`, u)).status, 204);
+  t.deepEqual(await trackingActivityThumbnail(fakeJob(id, 5), deps()), {
+    status: 'skipped',
+    reason: 'activity deleted',
+  });
 });

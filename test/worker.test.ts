@@ -22,7 +22,7 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
 
 const noop: Processors = {
   records: { 'activity-changed': async () => null, 'recompute-activity': async () => null },
-  thumbnails: { 'activity-thumbnail': async () => null },
+  thumbnails: { 'activity-thumbnail': async () => null, 'activity-track-thumbnail': async () => null },
   recommendations: { 'compute-all': async () => null },
 };
 const thumbnailJob = (activityId: number) =>
@@ -106,6 +106,7 @@ test('an outbox row becomes a processed job; SIGTERM-style close lets the active
         }
         return 'done';
       },
+      'activity-track-thumbnail': noop.thumbnails['activity-track-thumbnail'],
     },
     recommendations: noop.recommendations,
   };

@@ -7,6 +7,7 @@ import { documentationRoutes } from './docs.ts';
 import { measuresResource } from './measures.ts';
 import { recordsResource } from './records.ts';
 import { referentialResources } from './referentials.ts';
+import { sharesResource } from './shares.ts';
 import { uploadRoute } from './upload.ts';
 import { usersResource } from './users.ts';
 
@@ -31,6 +32,7 @@ export const trackingService: ServiceModule = {
     measuresResource(router, app);
     recordsResource(router, app);
     uploadRoute(router, app);
+    sharesResource(router, app);
     return [router.router];
   },
 };

@@ -10,6 +10,16 @@ export type ThumbnailJobPayload = {
   imagePath: string;
 };
 
+/**
+ * Draws the thumbnail of a tracking activity from its GPS track, or its sport's placeholder
+ * (queue `thumbnails`). Written with the activity's creation and with a change of its sport.
+ */
+export type TrackThumbnailJobPayload = {
+  activityId: string;
+  /** The activity's version after the change (the job always draws the activity as it is then). */
+  version: number;
+};
+
 /** Recomputes every sport recommendation (queue `recommendations`); replaces the previous result. */
 export type RecommendationsJobPayload = {
   /** Who asked: `schedule` (the job scheduler) or an ISO time for a one-off request. */
@@ -65,7 +75,7 @@ type Checked<
  */
 export type JobPayloads = Checked<{
   records: { 'activity-changed': ActivityChangedJobPayload; 'recompute-activity': RecordsRecomputeJobPayload };
-  thumbnails: { 'activity-thumbnail': ThumbnailJobPayload };
+  thumbnails: { 'activity-thumbnail': ThumbnailJobPayload; 'activity-track-thumbnail': TrackThumbnailJobPayload };
   recommendations: { 'compute-all': RecommendationsJobPayload };
 }>;
 
@@ -88,6 +98,9 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
   thumbnails: {
     // One job per stored original (a new upload has a new path, hence its own job).
     'activity-thumbnail': ({ imagePath }) => `thumb-${imagePath.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+    // One job per tracking activity version (a change relayed twice makes one job).
+    'activity-track-thumbnail': ({ activityId, version }) =>
+      `track-thumb-${activityId.replace(/[^A-Za-z0-9_-]/g, '_')}-v${version}`,
   },
   recommendations: {
     // One job per request (the computation replaces everything, so a duplicate only costs time).

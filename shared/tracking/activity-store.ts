@@ -17,6 +17,7 @@ import type { ActivityContent, Datastream } from './activity-data.ts';
 import { emptyDatastream, emptyTrack } from './activity-data.ts';
 import { deriveActivityFields } from './activity-derived.ts';
 import { iri } from './iri.ts';
+import { trackThumbnailJob } from './thumbnail/thumbnail-job.ts';
 
 /**
  * Activities and their streams in PostgreSQL (docs/tracking-activities.md): one `activities` row
@@ -182,7 +183,7 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
       .returningAll()
       .executeTakeFirstOrThrow();
     await insertStreams(trx, row.id, content);
-    await enqueueInTransaction(trx, activityChanged(row, 'created', row.version));
+    await enqueueInTransaction(trx, [activityChanged(row, 'created', row.version), trackThumbnailJob(row)]);
     return row;
   });
 }
@@ -303,7 +304,12 @@ export async function updateActivity(
       .returningAll()
       .executeTakeFirstOrThrow();
     const previousSportId = row.sport_id !== current.sport_id ? current.sport_id : null;
-    await enqueueInTransaction(trx, activityChanged(row, 'updated', row.version, previousSportId));
+    // The thumbnail follows the sport (placeholders differ by sport) and comes back when the user clears theirs.
+    const redraw = previousSportId !== null || (row.thumbnail === null && current.thumbnail !== null);
+    await enqueueInTransaction(trx, [
+      activityChanged(row, 'updated', row.version, previousSportId),
+      ...(redraw ? [trackThumbnailJob(row)] : []),
+    ]);
     return row;
   });
 }

@@ -2,6 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { resolveStoragePath, writeStorageFile } from '../../shared/media/storage.ts';
 import { renderThumbnail, thumbnailPathFor } from '../../shared/media/thumbnail.ts';
 import { currentActivityImage, setActivityThumbnail } from '../../shared/places/images.ts';
+import {
+  drawActivityThumbnail,
+  type TrackThumbnailOutcome,
+} from '../../shared/tracking/thumbnail/activity-thumbnail.ts';
 import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
 
 export type ThumbnailOutcome =
@@ -41,7 +45,21 @@ export async function renderActivityThumbnail(
   };
 }
 
+/**
+ * Draws a tracking activity's thumbnail from its GPS track, or its sport's placeholder (job
+ * `activity-track-thumbnail`, see shared/tracking/thumbnail/activity-thumbnail.ts).
+ */
+export async function trackingActivityThumbnail(
+  job: TypedJob<'thumbnails', 'activity-track-thumbnail'>,
+  { config, db, logger }: WorkerDeps,
+): Promise<TrackThumbnailOutcome> {
+  const outcome = await drawActivityThumbnail(db, config, job.data.activityId);
+  logger.debug({ activityId: job.data.activityId, version: job.data.version, ...outcome }, 'track thumbnail');
+  return outcome;
+}
+
 /** Queue `thumbnails`. */
 export const thumbnailsProcessor: QueueProcessor<'thumbnails'> = {
   'activity-thumbnail': renderActivityThumbnail,
+  'activity-track-thumbnail': trackingActivityThumbnail,
 };

@@ -1,0 +1,191 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { jsonWithStreams } from '../../shared/tracking/activity-json.ts';
+import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
+import {
+  createShare,
+  listShares,
+  MAX_SHARES_PER_ACTIVITY,
+  revokeShare,
+  type SharedActivity,
+  type SharedActivityContent,
+  shareByToken,
+  sharedActivityContent,
+  sharePageFacts,
+} from '../../shared/tracking/share-store.ts';
+import type { AppContext } from '../context.ts';
+import type { HydraView } from '../http/formats/format.ts';
+import { contextIri } from '../http/formats/hydra.ts';
+import { Resource } from '../http/resource.ts';
+import type { ApiRouter } from '../http/route.ts';
+import { activityFields } from './activities.ts';
+import { trackingCaller } from './identity.ts';
+import { formatDateTime, iriOf, listFilterOf, listFilterShape, pagingShape } from './schemas.ts';
+import { SHARE_PAGE_CSP, sharePageHtml } from './share-page.ts';
+
+const PATH = '/share_activities';
+
+const dateString = z.string().meta({ format: 'date-time', example: '2024-05-01T06:30:00+00:00' });
+
+/** A share as every read answers it; the activity is embedded whole (with its streams on one share). */
+const shareSchema = z
+  .object({
+    id: z.string().meta({ description: 'the public token (256 random bits, base64url)' }),
+    user: z.string().meta({ format: 'iri-reference', example: '/v2/users/a1b2c3' }),
+    activity: z.object({}).loose().meta({
+      description:
+        'the shared Activity, embedded: with `datastream` and `locations` on POST and GET of one share, without them in the list',
+    }),
+    createdAt: dateString,
+    updatedAt: dateString.meta({ description: 'a share never changes: its creation time' }),
+  })
+  .meta({ id: 'ShareActivity' });
+
+const createBody = z.strictObject({
+  user: iriOf('users').meta({ description: "the caller's own IRI" }),
+  activity: iriOf('activities').meta({ description: 'one of the caller’s activities' }),
+});
+
+const listQuery = z.object({
+  ...listFilterShape('user', iriOf('users')),
+  ...listFilterShape('activity', iriOf('activities')),
+  ...pagingShape,
+});
+
+/** Any text: a malformed token is simply no share (404), like a revoked one. */
+const tokenParams = z.object({ id: z.string().max(256) });
+
+const shareIri = (token: string) => iri('share_activities', token);
+
+/** The members of a share but its activity (no `@context`, `@id`, `@type`). */
+function shareFields(s: SharedActivity): Record<string, unknown> {
+  return {
+    id: s.share.token,
+    user: iri('users', s.share.user_id),
+    createdAt: formatDateTime(s.share.created_at),
+    updatedAt: formatDateTime(s.share.created_at),
+  };
+}
+
+/** The list's members: the activity as a node without its streams. */
+const shareView: HydraView<SharedActivity> = {
+  type: 'ShareActivity',
+  path: `${TRACKING_PREFIX}${PATH}`,
+  id: (s) => s.share.token,
+  fields: (s) => ({
+    ...shareFields(s),
+    activity: { '@id': iri('activities', s.row.id), '@type': 'Activity', ...activityFields(s.row) },
+  }),
+};
+
+/**
+ * One share with its whole activity, streams included, as JSON bytes: the share's members, then
+ * `activity`, whose document is written by the activities' writer (streams straight from their
+ * columns, no object per sample).
+ */
+function shareDocument(found: SharedActivityContent, jsonLd: boolean): Buffer {
+  const activityHead = jsonLd
+    ? { '@id': iri('activities', found.row.id), '@type': 'Activity', ...activityFields(found.row) }
+    : activityFields(found.row);
+  const activity = jsonWithStreams(activityHead, found.content);
+  const head = {
+    ...(jsonLd
+      ? {
+          '@context': contextIri(shareView as HydraView<never>),
+          '@id': shareIri(found.share.token),
+          '@type': shareView.type,
+        }
+      : {}),
+    ...shareFields(found),
+  };
+  const text = JSON.stringify(head);
+  return Buffer.concat([Buffer.from(`${text.slice(0, -1)},"activity":`), activity, Buffer.from('}')]);
+}
+
+/** ld+json (default), plain JSON, or the public HTML page of the activity. */
+function shareRepresentations(app: AppContext) {
+  const json = (jsonLd: boolean) => (found: unknown) => shareDocument(found as SharedActivityContent, jsonLd);
+  return {
+    'application/ld+json': json(true),
+    'application/json': json(false),
+    'text/html': async (found: unknown, ctx: Context) => {
+      const { row, content } = found as SharedActivityContent;
+      ctx.set('Content-Security-Policy', SHARE_PAGE_CSP);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('Referrer-Policy', 'no-referrer');
+      ctx.set('X-Robots-Tag', 'noindex');
+      ctx.type = 'text/html; charset=utf-8';
+      return sharePageHtml({
+        name: row.name,
+        startdate: row.startdate,
+        duration: row.duration,
+        content,
+        ...(await sharePageFacts(app.db, row, content)),
+      });
+    },
+  };
+}
+
+/**
+ * /v2/share_activities (docs/tracking-sharing-thumbnails.md): a user shares one of their
+ * activities and gets a public token; anyone with the token and an API key reads the activity
+ * (ld+json, json, or an HTML page with the track and charts) until the owner deletes the share.
+ */
+export function sharesResource(router: ApiRouter, app: AppContext): void {
+  const { db } = app;
+  const representations = shareRepresentations(app);
+  new Resource(router, app, {
+    path: PATH,
+    itemPath: '/:id',
+    itemParams: tokenParams,
+    format: 'hydra',
+    item: shareSchema,
+    hydra: shareView as HydraView<never>,
+    access: { read: 'bearer+key', write: 'bearer+key' },
+    notFound: 'No such share (it may have been revoked)',
+    tag: 'tracking',
+  })
+    .list({
+      summary: "The caller's shares (their activities without streams), newest first",
+      description:
+        "Only the caller's shares. `user` / `user[]` and `activity` / `activity[]` take IRIs (another user's IRI matches nothing). Paging: `page`, `limit` (default 30, at most 100).",
+      query: listQuery,
+      handler: async ({ query, principal }) => {
+        const user = await trackingCaller(app, principal);
+        const found = await listShares(db, user, {
+          users: listFilterOf<string>(query, 'user'),
+          activities: listFilterOf<string>(query, 'activity'),
+          page: query.page,
+          limit: query.limit,
+        });
+        return { ...found, page: query.page, limit: query.limit };
+      },
+    })
+    .create({
+      summary: 'Share one of your activities publicly',
+      description: `\`user\` must be the caller's IRI and \`activity\` one of the caller's activities (otherwise 422 naming the field; another user's activity is answered like a missing one). An activity has at most ${MAX_SHARES_PER_ACTIVITY} shares at once. Answers 201 with the share: its \`id\` is the public token, \`activity\` the whole Activity with its streams.`,
+      body: createBody,
+      representations,
+      handler: async ({ body, principal, ctx }) => {
+        const user = await trackingCaller(app, principal);
+        const share = await createShare(db, user, { userId: body.user, activityId: body.activity });
+        // Set here: the representations write the body themselves.
+        ctx.set('Location', `${app.config.PUBLIC_URL}${shareIri(share.token)}`);
+        return sharedActivityContent(db, share);
+      },
+    })
+    .get({
+      summary: 'A shared activity, for anyone holding its token (API key only)',
+      description:
+        'Needs only `x-api-key` (no bearer token). `Accept: application/ld+json` (default) or `application/json` answers the share with the whole Activity (datastream and locations); `text/html` answers a page showing the activity: its track, summary and charts of speed, heart rate and elevation, with no external resource (strict Content-Security-Policy). A revoked or unknown token is a 404.',
+      access: 'key',
+      representations,
+      handler: async ({ params }) => sharedActivityContent(db, await shareByToken(db, params.id)),
+    })
+    .remove({
+      summary: 'Revoke a share of yours (its token answers 404 from then on)',
+      handler: async ({ params, principal }) => {
+        await revokeShare(db, await trackingCaller(app, principal), params.id);
+      },
+    });
+}
