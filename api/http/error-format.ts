@@ -69,25 +69,37 @@ function pointer(e: FieldError): string {
   return parts.map((p) => `/${p.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }
 
-/** API Platform's shapes: a ConstraintViolationList for 422, a hydra:Error otherwise. */
+/**
+ * API Platform's shapes: a ConstraintViolationList for 422, a hydra:Error otherwise. As API
+ * Platform 3.2+ writes them: `@id`, and the RFC 7807 members (`title`, `detail`, `status`,
+ * `type`) beside the `hydra:` ones that older clients read.
+ */
 function hydra(error: HttpError) {
   const description = error.message;
+  const common = { status: error.status, type: `/v2/errors/${error.status}`, title: 'An error occurred' };
   if (error.status === 422) {
+    const detail = error.errors.map((e) => `${stripLocation(e.path)}: ${e.message}`).join('\n') || description;
     return {
       '@context': '/v2/contexts/ConstraintViolationList',
+      '@id': `/v2/errors/${error.status}`,
       '@type': 'ConstraintViolationList',
       'hydra:title': 'An error occurred',
-      'hydra:description': error.errors.map((e) => `${stripLocation(e.path)}: ${e.message}`).join('\n') || description,
+      'hydra:description': detail,
       violations: error.errors.map((e) => ({ propertyPath: stripLocation(e.path), message: e.message })),
+      ...common,
+      detail,
     };
   }
   // Other statuses have no violations member: the description names each field.
-  const fields = error.errors.map((e) => `${e.path}: ${e.message}`);
+  const detail = [description, ...error.errors.map((e) => `${e.path}: ${e.message}`)].join('\n');
   return {
     '@context': '/v2/contexts/Error',
+    '@id': `/v2/errors/${error.status}`,
     '@type': 'hydra:Error',
     'hydra:title': 'An error occurred',
-    'hydra:description': [description, ...fields].join('\n'),
+    'hydra:description': detail,
+    ...common,
+    detail,
   };
 }
 

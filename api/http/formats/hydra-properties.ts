@@ -98,13 +98,17 @@ function datatype(schema: JsonSchema): string | undefined {
 }
 
 /** What one member schema says: a link (to which class, from its example IRI), many values, a datatype. */
-function describe(schema: JsonSchema, root: JsonSchema, classOfIri: (iri: string) => string | undefined) {
+function describe(
+  schema: JsonSchema,
+  root: JsonSchema,
+  classOf: (exampleIri: string | undefined) => string | undefined,
+) {
   const node = nonNull(schema, root);
   const many = node.type === 'array';
   const value = many && node.items ? nonNull(node.items, root) : node;
   const link = value.format === 'iri-reference';
   const example = [value.example, ...(value.examples ?? [])].find((e): e is string => typeof e === 'string');
-  const linked = link && example ? classOfIri(example) : undefined;
+  const linked = link ? classOf(example) : undefined;
   const scalar = many ? undefined : datatype(value);
   const range = linked ? { class: linked } : !link && scalar ? { datatype: scalar } : undefined;
   return { link, many, range, description: schema.description ?? node.description };
@@ -129,7 +133,7 @@ export function classProperties(
       // JSON-LD keywords are not properties; a body member accepting anything is one the body
       // tolerates and ignores (a read-only field sent back), not one a client writes.
       if (name.startsWith('@') || (io === 'input' && unconstrained(resolve(prop, root)))) continue;
-      const d = describe(prop, root, (iri) => classOfIri(iri) ?? classNamed(name));
+      const d = describe(prop, root, (example) => (example && classOfIri(example)) || classNamed(name));
       let entry = out.get(name);
       // The first schema describes the member, unless a later one knows it is a link (an output
       // schema may type an IRI as a bare string where the body's `iriOf` says more).
