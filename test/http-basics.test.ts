@@ -95,6 +95,20 @@ test('unknown routes answer 404 in each service format', async (t) => {
   t.like(await hydra.json(), { '@type': 'hydra:Error' });
 });
 
+test('a method a route does not have is a 405 with Allow, in each service format', async (t) => {
+  for (const [path, type] of [
+    ['/api/v1/probe/7', /^application\/problem\+json/],
+    ['/sports/probe/7', /application\/vnd\.api\+json/],
+    ['/v2/probe/7', /application\/ld\+json/],
+  ] as const) {
+    const res = await ctx.fetch(path, { method: 'DELETE' });
+    t.is(res.status, 405, path);
+    t.is(res.headers.get('allow'), 'HEAD, GET', path);
+    t.regex(res.headers.get('content-type') ?? '', type, path);
+    t.regex(JSON.stringify(await res.json()), /DELETE is not allowed on/, path);
+  }
+});
+
 test('validation errors are 422 naming the parameter, in each format', async (t) => {
   const problem = await ctx.fetch('/api/v1/probe/1?radius=500');
   t.is(problem.status, 422);

@@ -69,6 +69,13 @@ export function errorHandler(logger: Logger, errorFormatOf: ErrorFormatOf = () =
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw notFound(`No route for ${ctx.method} ${ctx.path}`);
+      // The routers' allowedMethods() set a bare 405 (with Allow) or 501: answered in the service's format.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null)
+        throw new HttpError(
+          ctx.status,
+          STATUS_CODES[ctx.status] ?? 'Error',
+          `${ctx.method} is not allowed on ${ctx.path}`,
+        );
     } catch (err) {
       const log = ctx.state.log ?? logger;
       let error = err instanceof DomainError ? fromDomainError(err) : fromLibraryError(err);
