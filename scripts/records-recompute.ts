@@ -1,0 +1,126 @@
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { createDb } from '../shared/db/database.ts';
+import { migrateToLatest } from '../shared/db/migrate.ts';
+import { runCli } from '../shared/runtime/cli.ts';
+import {
+  enqueueRecompute,
+  type RecomputeScope,
+  recomputeProgress,
+} from '../shared/tracking/records/recompute-requests.ts';
+import { recordsSettings } from '../shared/tracking/records/settings.ts';
+
+const USAGE = `usage: npm run records:recompute -- (--user <user id> | --all) [--force] [--wait]
+  --user ID  the activities of one tracking user (the account's ldid)
+  --all      every activity
+  --force    also the activities whose records are up to date for their version and the settings
+  --wait     stay until the workers have recomputed every activity asked, with a second progress bar`;
+
+const OPTIONS = {
+  user: { type: 'string' },
+  all: { type: 'boolean', default: false },
+  force: { type: 'boolean', default: false },
+  wait: { type: 'boolean', default: false },
+} as const;
+
+/** --wait gives up when no activity was recomputed for this long. */
+const STALL_MS = 60_000;
+
+function usage(problem: string): never {
+  console.error(`${problem}\n${USAGE}`);
+  process.exit(2);
+}
+
+/**
+ * `npm run records:recompute`: asks the workers (queue records) to recompute the records of one
+ * user's activities or of all, through the outbox; the activities whose records already reflect
+ * their version under the current settings (RECORDS_FAMILIES_FILE, the datatypes' record ways) are
+ * skipped, so a second run finds nothing to do (docs/tracking-records.md). The progress bars go to
+ * stderr, the summary to stdout.
+ */
+await runCli(async (config) => {
+  let args: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+  try {
+    args = parseArgs({ options: OPTIONS, allowPositionals: false }).values;
+  } catch (error) {
+    usage((error as Error).message);
+  }
+  if ((args.user === undefined) === !args.all) usage('give either --user ID or --all');
+  if (args.user !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(args.user)) usage(`--user: not a user id: ${args.user}`);
+  const scope: RecomputeScope = args.user === undefined ? { all: true } : { userId: args.user };
+  const settings = recordsSettings(config.RECORDS_FAMILIES_FILE);
+
+  const { db } = createDb(config.DATABASE_URL, 2);
+  const bar = new cliProgress.SingleBar(
+    { format: '{label} [{bar}] {value}/{total} activities', stream: process.stderr, hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
+  try {
+    if (config.MIGRATE_ON_START) await migrateToLatest(db);
+    if ('userId' in scope) {
+      const user = await db.selectFrom('tracking_users').select('id').where('id', '=', scope.userId).executeTakeFirst();
+      if (!user) {
+        console.error(`no tracking user ${scope.userId}`);
+        process.exitCode = 1;
+        return;
+      }
+    }
+    const started = performance.now();
+    bar.start(0, 0, { label: 'enqueueing' });
+    const summary = await enqueueRecompute(db, {
+      scope,
+      settings,
+      force: args.force,
+      onProgress: (seen, total) => {
+        bar.setTotal(total);
+        bar.update(seen);
+      },
+    });
+    bar.stop();
+    const who = 'userId' in scope ? `user ${scope.userId}` : 'all users';
+    console.log(`records:recompute (${who}, settings ${summary.settings}${summary.forced ? ', forced' : ''}):`);
+    console.log(`  ${summary.total} activities`);
+    console.log(
+      `  ${summary.enqueued} recompute jobs enqueued (outbox; the processes running the records queue do them)`,
+    );
+    console.log(`  ${summary.upToDate} already up to date, skipped`);
+    if (!args.wait || summary.enqueued === 0) return;
+
+    bar.start(summary.enqueued, 0, { label: 'recomputed' });
+    let lastPending = Number.POSITIVE_INFINITY;
+    let progressAt = Date.now();
+    for (;;) {
+      const progress = await recomputeProgress(db, scope, summary);
+      bar.update(Math.max(0, summary.enqueued - progress.pending));
+      if (progress.pending === 0) break;
+      if (progress.otherSettings !== null) {
+        bar.stop();
+        console.error(
+          `the workers recompute with other records settings (${progress.otherSettings}) than this command (${summary.settings}): give both the same RECORDS_FAMILIES_FILE`,
+        );
+        process.exitCode = 1;
+        return;
+      }
+      if (progress.pending < lastPending) {
+        lastPending = progress.pending;
+        progressAt = Date.now();
+      } else if (Date.now() - progressAt > STALL_MS) {
+        bar.stop();
+        console.error(
+          `no progress for ${STALL_MS / 1000} s (${progress.pending} activities left): is a worker running the records queue (WORKER_QUEUES), with the same RECORDS_FAMILIES_FILE? The jobs stay enqueued.`,
+        );
+        process.exitCode = 1;
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    bar.stop();
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `  recomputed in ${seconds.toFixed(1)} s (${(summary.enqueued / seconds).toFixed(0)} activities/s, enqueueing included)`,
+    );
+  } finally {
+    bar.stop();
+    await db.destroy();
+  }
+});
