@@ -109,6 +109,7 @@ test('GET with only the API key answers ld+json by default, plain JSON or the HT
   t.regex(html.body, /<svg [^>]*aria-label="GPS track"/);
   t.regex(html.body, /<dd>0\.01 km<\/dd>/, 'distance with its unit');
   t.regex(html.body, /<dd>22\.5 km\/h<\/dd>/, 'average speed from m/h to km/h');
+  t.regex(html.body, /<dt>Duration<\/dt><dd>0:00:02<\/dd><\/div><div><dt>Distance<\/dt>.*<dt>Speed avg<\/dt>/, 'summary order');
 
   // A browser's Accept picks the page; an Accept nothing matches is a 406.
   const browser = await publicGet(token, 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');

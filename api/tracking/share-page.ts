@@ -136,6 +136,22 @@ export function formatSummaryValue(line: SummaryLine): string {
   }
 }
 
+/** The summary's first values, in this order (what a person looks for first); then the others by id. */
+const SUMMARY_ORDER: number[] = [
+  DATATYPE.DISTANCE,
+  DATATYPE.SPEED_AVG,
+  DATATYPE.SPEED_MAX,
+  DATATYPE.HR_AVG,
+  DATATYPE.HR_MAX,
+  DATATYPE.ASCENT,
+  DATATYPE.DESCENT,
+  DATATYPE.CALORIES,
+];
+const summaryRank = (id: number) => {
+  const at = SUMMARY_ORDER.indexOf(id);
+  return at === -1 ? SUMMARY_ORDER.length : at;
+};
+
 const dateFormat = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' });
 
 /** JSON that is safe inside a `<script>` element: no `<` (so no `</script>`), no line separators. */
@@ -180,6 +196,7 @@ export function sharePageHtml(input: SharePageInput): string {
     { label: 'Duration', text: formatDuration(input.duration) },
     ...input.summary
       .filter((line) => line.datatypeId !== DATATYPE.DURATION)
+      .sort((a, b) => summaryRank(a.datatypeId) - summaryRank(b.datatypeId) || a.datatypeId - b.datatypeId)
       .map((line) => ({ label: line.label, text: formatSummaryValue(line) })),
   ]
     .map(({ label, text }) => `<div><dt>${escapeHtml(label)}</dt><dd>${escapeHtml(text)}</dd></div>`)
