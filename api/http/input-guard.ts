@@ -44,6 +44,7 @@ interface Node {
  * Iterative, so a document nested 100,000 deep costs a loop, not the stack.
  */
 export function jsonProblems(document: unknown, root = 'body', maxDepth = MAX_JSON_DEPTH): FieldError[] {
+  if (!hasJsonProblem(document, maxDepth)) return [];
   const errors: FieldError[] = [];
   // The root node's value is the location name; nodes point to their parent for the path.
   const top: Node = { value: root, parent: undefined, key: undefined, depth: 0 };
@@ -81,6 +82,44 @@ export function jsonProblems(document: unknown, root = 'body', maxDepth = MAX_JS
   return errors.slice(0, MAX_REPORTED);
 }
 
+/**
+ * Whether `jsonProblems` would find anything: the same checks without the paths, primitives
+ * checked in place rather than pushed. A valid body (nearly all of them, and an activity's streams
+ * are hundreds of thousands of values) costs one pass without an allocation per value; only a
+ * body with a problem is walked again to name it.
+ */
+function hasJsonProblem(document: unknown, maxDepth: number): boolean {
+  const bad = (v: unknown) =>
+    typeof v === 'string' ? textProblem(v) !== undefined : typeof v === 'number' && !Number.isFinite(v);
+  if (typeof document !== 'object' || document === null) return bad(document);
+  const objects: object[] = [document];
+  const depths: number[] = [0];
+  while (objects.length > 0) {
+    const value = objects.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth >= maxDepth) return true;
+    if (Array.isArray(value)) {
+      for (const member of value) {
+        if (typeof member === 'object' && member !== null) {
+          objects.push(member);
+          depths.push(depth + 1);
+        } else if (bad(member)) return true;
+      }
+    } else {
+      const record = value as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
+        if (textProblem(key) !== undefined) return true;
+        const member = record[key];
+        if (typeof member === 'object' && member !== null) {
+          objects.push(member);
+          depths.push(depth + 1);
+        } else if (bad(member)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 /** `body.activities[0].tags[1]`: the location name, then each key from the root down. */
 function pathOf(node: Node): string {
   const keys: (string | number)[] = [];
@@ -103,13 +142,14 @@ function pathOf(node: Node): string {
 export function queryProblems(query: Record<string, string | string[] | undefined>): FieldError[] {
   const errors: FieldError[] = [];
   for (const [name, value] of Object.entries(query)) {
-    const path = `query.${displayKey(name)}`;
+    // The shown name is only worked out for a parameter that has a problem (most have none).
+    const path = () => `query.${displayKey(name)}`;
     const nameProblem = textProblem(name);
-    if (nameProblem) errors.push({ path, message: `the parameter name ${nameProblem}` });
+    if (nameProblem) errors.push({ path: path(), message: `the parameter name ${nameProblem}` });
     for (const v of Array.isArray(value) ? value : [value ?? '']) {
       const problem = textProblem(v);
       if (problem) {
-        errors.push({ path, message: problem });
+        errors.push({ path: path(), message: problem });
         break;
       }
     }

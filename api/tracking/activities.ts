@@ -177,8 +177,19 @@ const httpUrl = z
       return false;
     }
   }, 'must be an http(s) URL');
-const streamObject = (description: string, example: unknown) =>
-  z.record(z.string(), z.unknown()).nullable().optional().meta({ description, example });
+/**
+ * A stream member (`datastream`, `locations`): an object whose samples shared/tracking/activity-content.ts
+ * checks, naming each bad one; here only its shape, without copying its (up to 604,801) members.
+ */
+const streamObject = (description: string, example: unknown, sample: Record<string, unknown>) =>
+  z
+    .custom<Record<string, unknown>>(
+      (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+      'must be an object keyed by elapsed seconds',
+    )
+    .nullable()
+    .optional()
+    .meta({ description, example, override: { type: 'object', additionalProperties: sample } });
 const reference = z
   .union([z.string().max(255), z.number()])
   .nullable()
@@ -230,13 +241,24 @@ const createFields = {
   dataSummaries: z
     .record(z.string(), z.unknown())
     .meta({ description: 'datatype id (string key) to a number', example: { '5': 10230, '24': 3600 } }),
-  datastream: streamObject(`elapsed second (string key, 0 to ${L.maxSeconds}) to {datatype id: number}`, {
-    '0': { '1': 92 },
-    '1': { '1': 95, '5': 3.1 },
-  }),
+  datastream: streamObject(
+    `elapsed second (string key, 0 to ${L.maxSeconds}) to {datatype id: number}`,
+    { '0': { '1': 92 }, '1': { '1': 95, '5': 3.1 } },
+    { type: 'object', additionalProperties: { type: 'number' } },
+  ),
   locations: streamObject(
     `elapsed second (string key, 0 to ${L.maxSeconds}) to {latitude, longitude, elevation (number or null)}`,
     { '0': { latitude: 50.6292, longitude: 3.0573, elevation: 21.5 } },
+    {
+      type: 'object',
+      required: ['latitude', 'longitude'],
+      properties: {
+        latitude: { type: 'number', minimum: -90, maximum: 90 },
+        longitude: { type: 'number', minimum: -180, maximum: 180 },
+        elevation: { type: ['number', 'null'] },
+      },
+      additionalProperties: false,
+    },
   ),
 };
 

@@ -33,15 +33,16 @@ export function float8ArrayParam(values: Float64Array): Buffer {
   for (const v of values) if (Number.isNaN(v)) nulls++;
   const n = values.length;
   const buf = Buffer.allocUnsafe(20 + (n - nulls) * 12 + nulls * 4);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
   let o = arrayHeader(buf, n, nulls > 0, FLOAT8_OID);
   for (let i = 0; i < n; i++) {
     const v = values[i] as number;
     if (Number.isNaN(v)) {
-      buf.writeInt32BE(-1, o);
+      view.setInt32(o, -1);
       o += 4;
     } else {
-      buf.writeInt32BE(8, o);
-      buf.writeDoubleBE(v, o + 4);
+      view.setInt32(o, 8);
+      view.setFloat64(o + 4, v);
       o += 12;
     }
   }
@@ -52,10 +53,11 @@ export function float8ArrayParam(values: Float64Array): Buffer {
 export function int4ArrayParam(values: Int32Array): Buffer {
   const n = values.length;
   const buf = Buffer.allocUnsafe(20 + n * 8);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
   let o = arrayHeader(buf, n, false, INT4_OID);
   for (let i = 0; i < n; i++) {
-    buf.writeInt32BE(4, o);
-    buf.writeInt32BE(values[i] as number, o + 4);
+    view.setInt32(o, 4);
+    view.setInt32(o + 4, values[i] as number);
     o += 8;
   }
   return buf.subarray(0, o);
@@ -74,15 +76,15 @@ function arrayBody(buf: Buffer, elementOid: number): { offset: number; n: number
 /** `array_send(float8[])` back to values; NULL elements become NaN. */
 export function float8ArrayFromBinary(buf: Buffer): Float64Array {
   const { offset, n } = arrayBody(buf, FLOAT8_OID);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
   const out = new Float64Array(n);
   let o = offset;
   for (let i = 0; i < n; i++) {
-    const length = buf.readInt32BE(o);
-    if (length === -1) {
+    if (view.getInt32(o) === -1) {
       out[i] = Number.NaN;
       o += 4;
     } else {
-      out[i] = buf.readDoubleBE(o + 4);
+      out[i] = view.getFloat64(o + 4);
       o += 12;
     }
   }
@@ -92,11 +94,12 @@ export function float8ArrayFromBinary(buf: Buffer): Float64Array {
 /** `array_send(int4[])` back to values (the column has no NULLs). */
 export function int4ArrayFromBinary(buf: Buffer): Int32Array {
   const { offset, n } = arrayBody(buf, INT4_OID);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
   const out = new Int32Array(n);
   let o = offset;
   for (let i = 0; i < n; i++) {
-    if (buf.readInt32BE(o) !== 4) throw new Error('int4[] element of unexpected length (NULL?)');
-    out[i] = buf.readInt32BE(o + 4);
+    if (view.getInt32(o) !== 4) throw new Error('int4[] element of unexpected length (NULL?)');
+    out[i] = view.getInt32(o + 4);
     o += 8;
   }
   return out;
@@ -123,12 +126,13 @@ export function trackToEwkb(track: Track): Buffer | undefined {
   buf.writeUInt32LE(((line ? WKB_LINESTRING : WKB_POINT) | EWKB_Z | EWKB_M | EWKB_SRID) >>> 0, 1);
   buf.writeUInt32LE(SRID, 5);
   if (line) buf.writeUInt32LE(n, 9);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
   let o = header;
   for (let i = 0; i < n; i++) {
-    buf.writeDoubleLE(track.longitude[i] as number, o);
-    buf.writeDoubleLE(track.latitude[i] as number, o + 8);
-    buf.writeDoubleLE(track.elevation[i] as number, o + 16);
-    buf.writeDoubleLE(track.elapsed[i] as number, o + 24);
+    view.setFloat64(o, track.longitude[i] as number, true);
+    view.setFloat64(o + 8, track.latitude[i] as number, true);
+    view.setFloat64(o + 16, track.elevation[i] as number, true);
+    view.setFloat64(o + 24, track.elapsed[i] as number, true);
     o += 32;
   }
   return buf;
@@ -141,7 +145,8 @@ export function trackToEwkb(track: Track): Buffer | undefined {
 export function trackFromWkb(buf: Buffer): Track {
   const little = buf.readUInt8(0) === 1;
   const readU32 = (o: number) => (little ? buf.readUInt32LE(o) : buf.readUInt32BE(o));
-  const readF64 = (o: number) => (little ? buf.readDoubleLE(o) : buf.readDoubleBE(o));
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+  const readF64 = (o: number) => view.getFloat64(o, little);
   const code = readU32(1);
   let o = 5;
   let base: number;

@@ -91,6 +91,24 @@ export function datastreamFromJson(
   const n = keys.length;
   const elapsed = new Int32Array(n);
   const channels = new Map<number, Float64Array>();
+  const column = (name: string): Float64Array | undefined => {
+    const id = datatypeKey(name);
+    if (id === undefined) return undefined;
+    let channel = channels.get(id);
+    if (!channel) {
+      if ((channels.size + 1) * n > ACTIVITY_LIMITS.maxDatastreamCells) {
+        const limit = ACTIVITY_LIMITS.maxDatastreamCells.toLocaleString('en');
+        throw invalid([{ path, message: `is too large: samples × datatypes must stay within ${limit}` }]);
+      }
+      channel = new Float64Array(n).fill(Number.NaN);
+      channels.set(id, channel);
+    }
+    return channel;
+  };
+  // A recording names the same datatypes in every sample: the previous sample's columns are
+  // reused while the member names are the same, in the same order.
+  let names: string[] = [];
+  let columns: (Float64Array | undefined)[] = [];
   for (let i = 0; i < n && !problems.full; i++) {
     const key = keys[i] as string;
     const t = elapsedKey(key);
@@ -104,30 +122,22 @@ export function datastreamFromJson(
       problems.add(`${path}.${key}`, 'must be an object of datatype id to number');
       continue;
     }
-    for (const dt in sample) {
-      const value = sample[dt];
-      const id = datatypeKey(dt);
-      if (id === undefined) {
-        problems.add(`${path}.${key}.${dt}`, 'must be keyed by a datatype id (a positive integer)');
-        continue;
-      }
-      if (typeof value !== 'number' || !Number.isFinite(value)) {
-        problems.add(`${path}.${key}.${dt}`, 'must be a number');
-        continue;
-      }
-      let channel = channels.get(id);
-      if (!channel) {
-        if ((channels.size + 1) * n > ACTIVITY_LIMITS.maxDatastreamCells) {
-          problems.add(
-            path,
-            `is too large: samples × datatypes must stay within ${ACTIVITY_LIMITS.maxDatastreamCells.toLocaleString('en')}`,
-          );
-          throw invalid(problems.list);
-        }
-        channel = new Float64Array(n).fill(Number.NaN);
-        channels.set(id, channel);
-      }
-      channel[i] = value;
+    const these = Object.keys(sample);
+    let same = these.length === names.length;
+    for (let j = 0; same && j < these.length; j++) same = these[j] === names[j];
+    if (!same) {
+      names = these;
+      columns = these.map(column);
+    }
+    for (let j = 0; j < these.length; j++) {
+      const name = these[j] as string;
+      const value = sample[name];
+      const channel = columns[j];
+      if (channel === undefined)
+        problems.add(`${path}.${key}.${name}`, 'must be keyed by a datatype id (a positive integer)');
+      else if (typeof value !== 'number' || !Number.isFinite(value))
+        problems.add(`${path}.${key}.${name}`, 'must be a number');
+      else channel[i] = value;
     }
   }
   if (problems.list.length) throw invalid(problems.list);

@@ -12,6 +12,13 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** The longest number written: String() of a double, e.g. -1.2345678901234567e-300. */
 const NUMBER_BYTES = 25;
 
+/** Two ASCII digits of 0..99, for writing integers two digits at a time. */
+const PAIRS = new Uint8Array(200);
+for (let i = 0; i < 100; i++) {
+  PAIRS[2 * i] = 48 + Math.floor(i / 10);
+  PAIRS[2 * i + 1] = 48 + (i % 10);
+}
+
 /** A growable buffer of JSON text. */
 export class JsonWriter {
   #buf: Buffer;
@@ -43,9 +50,12 @@ export class JsonWriter {
     this.#at = at;
   }
 
+  /** A few bytes (a member name): a loop beats a native copy at this size. */
   bytes(b: Uint8Array): void {
-    this.#buf.set(b, this.#at);
-    this.#at += b.length;
+    const buf = this.#buf;
+    let at = this.#at;
+    for (let i = 0; i < b.length; i++) buf[at++] = b[i] as number;
+    this.#at = at;
   }
 
   byte(c: number): void {
@@ -54,18 +64,57 @@ export class JsonWriter {
 
   /** A non-negative integer below 2^53. */
   uint(n: number): void {
+    if (n < 4_294_967_296) {
+      this.#small(n >>> 0);
+      return;
+    }
+    // Above 32 bits: the high digits, then the low 9 zero-padded.
+    const high = Math.floor(n / 1e9);
+    this.#small(high);
+    this.#padded(n - high * 1e9, 9);
+  }
+
+  /** An integer of 0..2^32-1 (uint32 arithmetic). */
+  #small(n: number): void {
+    const digits =
+      n < 10
+        ? 1
+        : n < 100
+          ? 2
+          : n < 1000
+            ? 3
+            : n < 10000
+              ? 4
+              : n < 100000
+                ? 5
+                : n < 1000000
+                  ? 6
+                  : n < 10000000
+                    ? 7
+                    : n < 100000000
+                      ? 8
+                      : n < 1000000000
+                        ? 9
+                        : 10;
+    this.#padded(n, digits);
+  }
+
+  /** `n` (< 2^32) written as exactly `digits` digits, zero-padded on the left. */
+  #padded(n: number, digits: number): void {
     const buf = this.#buf;
-    let digits = 1;
-    for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++;
     let at = this.#at + digits;
     this.#at = at;
     let v = n;
-    while (v >= 10) {
-      const q = Math.floor(v / 10);
-      buf[--at] = 48 + (v - q * 10);
+    let left = digits;
+    while (left >= 2) {
+      const q = (v / 100) >>> 0;
+      const r = (v - q * 100) * 2;
+      buf[--at] = PAIRS[r + 1] as number;
+      buf[--at] = PAIRS[r] as number;
       v = q;
+      left -= 2;
     }
-    buf[--at] = 48 + v;
+    if (left === 1) buf[--at] = 48 + (v % 10);
   }
 
   /**
@@ -74,9 +123,9 @@ export class JsonWriter {
    * the value, so the text parses back to the same double; anything else goes through String().
    */
   number(v: number): void {
-    const a = Math.abs(v);
-    if (Number.isInteger(a) && a <= MAX_SAFE) {
-      if (v < 0) this.byte(45);
+    const a = v < 0 ? -v : v;
+    if (a <= MAX_SAFE && Math.floor(a) === a) {
+      if (v < 0) this.#buf[this.#at++] = 45;
       this.uint(a);
       return;
     }
@@ -85,21 +134,13 @@ export class JsonWriter {
         const p = POW10[k] as number;
         const digits = Math.round(a * p);
         if (digits / p !== a || digits > MAX_SAFE) continue;
-        if (v < 0) this.byte(45);
+        if (v < 0) this.#buf[this.#at++] = 45;
         let whole = Math.floor(digits / p);
         // Exact integer arithmetic (all below 2^53), whatever the rounding of the division.
         if (whole * p > digits) whole--;
-        let fraction = digits - whole * p;
         this.uint(whole);
-        this.byte(46);
-        const buf = this.#buf;
-        let at = this.#at + k;
-        this.#at = at;
-        for (let j = 0; j < k; j++) {
-          const q = Math.floor(fraction / 10);
-          buf[--at] = 48 + (fraction - q * 10);
-          fraction = q;
-        }
+        this.#buf[this.#at++] = 46;
+        this.#padded(digits - whole * p, k);
         return;
       }
     }

@@ -1,0 +1,292 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import {
+  float8ArrayFromBinary,
+  float8ArrayParam,
+  int4ArrayFromBinary,
+  int4ArrayParam,
+  trackFromWkb,
+  trackToEwkb,
+} from '../shared/tracking/activity-binary.ts';
+import { ACTIVITY_LIMITS } from '../shared/tracking/activity-content.ts';
+import { JsonWriter } from '../shared/tracking/activity-json.ts';
+import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
+
+const api = await startTrackingApi();
+test.after.always(() => api.close());
+const { db } = api.database;
+
+type Json = Record<string, unknown>;
+const me = (u: TrackingTestUser) => `/v2/users/${u.ldid}`;
+const activity = (u: TrackingTestUser, fields: Json) => ({
+  user: me(u),
+  sport: '/v2/sports/121',
+  startdate: '2024-05-01T06:00:00+00:00',
+  duration: 3600,
+  dataSummaries: {},
+  ...fields,
+});
+/** What a client reading the JSON we were sent would hold (-0 is 0 in JSON, for example). */
+const asJson = (v: unknown) => JSON.parse(JSON.stringify(v));
+
+test('JsonWriter.number: every finite double is written as JSON that parses back to the same double', (t) => {
+  const written = (v: number) => {
+    const w = new JsonWriter(64);
+    w.number(v);
+    return w.result().toString('latin1');
+  };
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.integer({ min: -1e6, max: 1e6 }).map((n) => n / 10),
+        fc.integer({ min: -1e9, max: 1e9 }).map((n) => n / 1e7),
+        fc.integer({ min: -180e7, max: 180e7 }).map((n) => n / 1e7),
+        fc.maxSafeInteger(),
+        fc.constantFrom(0.1, 0.3, 1e-6, 9.999999e-7, 999999999.5, 2 ** 32, 2 ** 53, -(2 ** 53) - 2, 1e21, 5e-324),
+      ),
+      // JSON has no -0: like JSON.stringify, it is written 0.
+      (v) => JSON.parse(written(v)) === v && (!Object.is(v, -0) || written(v) === '0'),
+    ),
+    { numRuns: 50_000 },
+  );
+  t.is(written(1.5), '1.5');
+  t.is(written(-1234567.125), '-1234567.125');
+  t.is(written(45.1234567), '45.1234567');
+  t.is(written(2 ** 53), '9007199254740992');
+  t.is(written(1e-7), '1e-7');
+});
+
+test('binary codecs: float8[] (NaN as NULL), int4[] and the EWKB track round-trip through PostgreSQL', async (t) => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: null }), { maxLength: 50 }),
+      fc.array(fc.integer({ min: 0, max: ACTIVITY_LIMITS.maxSeconds }), { maxLength: 50 }),
+      fc.array(
+        fc.record({
+          lat: fc.double({ min: -90, max: 90, noNaN: true }),
+          lon: fc.double({ min: -180, max: 180, noNaN: true }),
+          ele: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: null }),
+        }),
+        { minLength: 1, maxLength: 30 },
+      ),
+      async (values, ints, points) => {
+        const floats = Float64Array.from(values, (v) => v ?? Number.NaN);
+        const elapsed = Int32Array.from(ints);
+        const track = {
+          elapsed: Int32Array.from(points, (_, i) => i * 3),
+          latitude: Float64Array.from(points, (p) => p.lat),
+          longitude: Float64Array.from(points, (p) => p.lon),
+          elevation: Float64Array.from(points, (p) => p.ele ?? Number.NaN),
+        };
+        const { rows } = await sql<{ f: Buffer; i: Buffer; g: Buffer; e: Buffer; stored: (number | null)[] }>`
+          select array_send(${float8ArrayParam(floats)}::float8[]) as f,
+                 ${float8ArrayParam(floats)}::float8[] as stored,
+                 array_send(${int4ArrayParam(elapsed)}::int4[]) as i,
+                 ST_AsBinary(${trackToEwkb(track)}::geometry) as g,
+                 ST_AsEWKB(${trackToEwkb(track)}::geometry) as e`.execute(db);
+        const row = rows[0] as { f: Buffer; i: Buffer; g: Buffer; e: Buffer; stored: (number | null)[] };
+        t.deepEqual(float8ArrayFromBinary(row.f), floats);
+        t.deepEqual(row.stored, values);
+        t.deepEqual(int4ArrayFromBinary(row.i), elapsed);
+        t.deepEqual(trackFromWkb(row.g), track);
+        t.deepEqual(trackFromWkb(row.e), track);
+      },
+    ),
+    { numRuns: 100 },
+  );
+});
+
+/** Datatypes of the seeded referential a device commonly records. */
+const DATATYPES = ['1', '3', '4', '5', '6', '7', '9', '10', '14', '18', '20', '23', '24', '100', '178'];
+const elapsedKey = fc.integer({ min: 0, max: ACTIVITY_LIMITS.maxSeconds }).map(String);
+const sensorValue = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer({ min: -1000, max: 250_000 }),
+  fc.integer({ min: -1e7, max: 1e7 }).map((n) => n / 100),
+);
+const datastream = fc.dictionary(elapsedKey, fc.dictionary(fc.constantFrom(...DATATYPES), sensorValue), {
+  maxKeys: 40,
+});
+const locations = fc.dictionary(
+  elapsedKey,
+  fc.record({
+    latitude: fc.oneof(
+      fc.double({ min: -90, max: 90, noNaN: true }),
+      fc.integer({ min: -90e7, max: 90e7 }).map((n) => n / 1e7),
+    ),
+    longitude: fc.oneof(
+      fc.double({ min: -180, max: 180, noNaN: true }),
+      fc.integer({ min: -180e7, max: 180e7 }).map((n) => n / 1e7),
+    ),
+    elevation: fc.option(fc.oneof(sensorValue, fc.integer({ min: -400, max: 8900 })), { nil: null }),
+  }),
+  { maxKeys: 40 },
+);
+
+test('property: any valid datastream and locations round-trip exactly through POST then GET', async (t) => {
+  const u = await api.user();
+  await fc.assert(
+    fc.asyncProperty(datastream, locations, async (ds, locs) => {
+      const posted = await api.call('POST', '/activities', u, {
+        body: activity(u, { datastream: ds, locations: locs }),
+      });
+      if (posted.status !== 201) return t.fail(`POST ${posted.status}: ${JSON.stringify(posted.body).slice(0, 500)}`);
+      const got = await api.call('GET', `/activities/${posted.body.id}`, u);
+      t.is(got.status, 200);
+      t.deepEqual(got.body.datastream, asJson(ds));
+      t.deepEqual(got.body.locations, asJson(locs));
+      const firstKey = Object.keys(locs)[0];
+      const first = firstKey === undefined ? undefined : locs[firstKey];
+      t.like(got.body, {
+        trackFlag: first !== undefined,
+        datastreamFlag: Object.keys(ds).length > 0,
+        latitude: first ? asJson(first.latitude) : null,
+        longitude: first ? asJson(first.longitude) : null,
+        elevation: first ? asJson(first.elevation) : null,
+      });
+      const datatypes = new Set(Object.values(ds).flatMap((sample) => Object.keys(sample).map(Number)));
+      t.deepEqual(
+        got.body.availableDatatypes,
+        [...datatypes].sort((a, b) => a - b),
+      );
+    }),
+    { numRuns: 40 },
+  );
+});
+
+/**
+ * A 24-hour activity at 1 Hz: 86,400 samples of 8 datatypes and 86,400 GPS points, with values
+ * like a device's (integers, one or two decimals, coordinates with 7).
+ */
+function dayLong(): { datastream: Json; locations: Json } {
+  const datastream: Json = {};
+  const locations: Json = {};
+  let distance = 0;
+  let lat = 45.1234567;
+  let lon = 5.7654321;
+  for (let t = 0; t < 86_400; t++) {
+    const speed = Math.round(8000 + 4000 * Math.sin(t / 600)) / 100;
+    distance = Math.round((distance + speed / 3.6) * 10) / 10;
+    lat = Math.round((lat + 0.00001 * Math.sin(t / 900)) * 1e7) / 1e7;
+    lon = Math.round((lon + 0.00001 * Math.cos(t / 900)) * 1e7) / 1e7;
+    const elevation = Math.round((1000 + 300 * Math.sin(t / 3000)) * 10) / 10;
+    datastream[t] = {
+      '1': 120 + (t % 60),
+      '5': distance,
+      '6': speed * 1000,
+      '10': 80 + (t % 15),
+      '14': elevation,
+      '23': Math.floor(t / 10),
+      '100': 85 + (t % 7),
+      '178': 200 + (t % 50),
+    };
+    locations[t] = { latitude: lat, longitude: lon, elevation: t % 1000 === 0 ? null : elevation };
+  }
+  return { datastream, locations };
+}
+
+test('a 24-hour 1 Hz activity (8 datatypes and GPS, about 10 MB of JSON) is accepted, stored in a few rows and read back exactly', async (t) => {
+  const u = await api.user();
+  const streams = dayLong();
+  const body = JSON.stringify(activity(u, { duration: 86_400, dataSummaries: { '5': 1_000_000 }, ...streams }));
+  t.log(`body: ${(body.length / 1e6).toFixed(1)} MB`);
+  t.true(body.length > 8e6);
+  const posted = await api.call('POST', '/activities', u, {
+    raw: body,
+    headers: { 'content-type': 'application/ld+json' },
+  });
+  t.is(posted.status, 201, JSON.stringify(posted.body).slice(0, 500));
+  t.like(posted.body, {
+    trackFlag: true,
+    datastreamFlag: true,
+    availableDatatypes: [1, 5, 6, 10, 14, 23, 100, 178],
+    latitude: (streams.locations['0'] as Json).latitude,
+  });
+  const id = posted.body.id;
+  const res = await api.fetch(`/v2/activities/${id}`, {
+    headers: { 'x-api-key': api.apiKey, authorization: `Bearer ${u.token}` },
+  });
+  t.is(res.status, 200);
+  const text = await res.text();
+  const got = JSON.parse(text);
+  // Compared as canonical JSON: both sides list seconds and datatypes in ascending order.
+  t.true(JSON.stringify(got.datastream) === JSON.stringify(streams.datastream), 'datastream differs');
+  t.true(JSON.stringify(got.locations) === JSON.stringify(streams.locations), 'locations differ');
+  t.is(Object.keys(got.datastream).length, 86_400);
+
+  const rows = await sql<{ tracks: number; channels: number; points: number }>`
+    select (select count(*) from activity_tracks where activity_id = ${id})::int as tracks,
+           (select count(*) from activity_stream_channels where activity_id = ${id})::int as channels,
+           (select points from activity_tracks where activity_id = ${id}) as points`.execute(db);
+  t.deepEqual(rows.rows[0], { tracks: 1, channels: 8, points: 86_400 });
+  const jobs = await db
+    .selectFrom('outbox')
+    .select(['job_id', 'payload'])
+    .where('queue', '=', 'records')
+    .where(sql<string>`payload->>'activityId'`, '=', id)
+    .execute();
+  t.like(jobs, [{ job_id: `records-${id}-v1`, payload: { change: 'created', version: 1, userId: u.ldid } }]);
+});
+
+test('POST /v2/activities takes up to ACTIVITY_BODY_LIMIT (413 in the Hydra format above); other routes keep BODY_LIMIT', async (t) => {
+  const u = await api.user();
+  const headers = { 'content-type': 'application/json' };
+  // Over 32 MB: refused before any parsing.
+  const huge = `{"datastream":{${'"1":{"1":1},'.repeat(3_000_000)}"2":{}}}`;
+  t.true(huge.length > api.config.activityBodyLimitBytes);
+  const refused = await api.call('POST', '/activities', u, { raw: huge, headers });
+  t.is(refused.status, 413);
+  t.like(refused.body, { '@context': '/v2/contexts/Error', '@type': 'hydra:Error' });
+  // 2 MB: fine on POST /v2/activities, over BODY_LIMIT (1 MB) anywhere else, PUT of an activity included.
+  const comment = 'x'.repeat(2 * 1024 * 1024);
+  const big = JSON.stringify(activity(u, { comment }));
+  const accepted = await api.call('POST', '/activities', u, { raw: big, headers });
+  t.is(accepted.status, 422); // within the size limit, the comment's own limit applies
+  t.deepEqual(
+    accepted.body.violations.map((v: { propertyPath: string }) => v.propertyPath),
+    ['comment'],
+  );
+  const a = await api.call('POST', '/activities', u, { body: activity(u, {}) });
+  t.is(a.status, 201);
+  const put = await api.call('PUT', `/activities/${a.body.id}`, u, { raw: JSON.stringify({ comment }), headers });
+  t.is(put.status, 413);
+  const measure = await api.call('POST', '/user_measures', u, { raw: JSON.stringify({ comment }), headers });
+  t.is(measure.status, 413);
+  // A trailing slash names the same route.
+  const slash = await api.call('POST', '/activities/', u, { raw: big, headers });
+  t.is(slash.status, 422);
+});
+
+test('a datastream of more samples × datatypes than ACTIVITY_LIMITS.maxDatastreamCells is a 422 (memory bound)', async (t) => {
+  const u = await api.user();
+  const samples = 100_001;
+  const datatypes = Math.ceil(ACTIVITY_LIMITS.maxDatastreamCells / samples) + 1;
+  const datastream: Json = {};
+  for (let s = 0; s < samples; s++) datastream[s] = {};
+  // One sample carries every datatype: each becomes a column as long as the stream.
+  datastream[0] = Object.fromEntries(Array.from({ length: datatypes }, (_, i) => [String(i + 1), 1]));
+  const res = await api.call('POST', '/activities', u, { body: activity(u, { datastream }) });
+  t.is(res.status, 422);
+  t.deepEqual(
+    res.body.violations.map((v: { propertyPath: string }) => v.propertyPath),
+    ['datastream'],
+  );
+  t.regex(res.body.violations[0].message, /too large/);
+});
+
+test('POST accepts JSON only (application/ld+json, application/json): another type is a 415', async (t) => {
+  const u = await api.user();
+  const res = await api.call('POST', '/activities', u, {
+    raw: JSON.stringify(activity(u, {})),
+    headers: { 'content-type': 'text/plain' },
+  });
+  t.is(res.status, 415);
+  t.like(res.body, { '@type': 'hydra:Error' });
+  const malformed = await api.call('POST', '/activities', u, {
+    raw: '{"user": ',
+    headers: { 'content-type': 'application/ld+json' },
+  });
+  t.is(malformed.status, 400);
+});
