@@ -60,6 +60,8 @@ export const envSchema = z.object({
     .default(3600),
   /** JSON file overriding the sport families of the distance records (docs/tracking-records.md). */
   RECORDS_FAMILIES_FILE: recordsFamiliesFileVariable.optional(),
+  /** Seconds a finished bulk export of activities stays downloadable before the cleanup deletes it. */
+  EXPORT_TTL_S: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
   MIGRATE_ON_START: bool.default(true),
   SEED_ON_START: bool.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

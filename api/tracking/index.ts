@@ -4,6 +4,7 @@ import type { ServiceModule } from '../service-module.ts';
 import { activitiesResource, activityBodyLimits } from './activities.ts';
 import { devicesResource } from './devices.ts';
 import { documentationRoutes } from './docs.ts';
+import { exportsResource } from './exports.ts';
 import { measuresResource } from './measures.ts';
 import { recordsResource } from './records.ts';
 import { referentialResources } from './referentials.ts';
@@ -32,6 +33,7 @@ export const trackingService: ServiceModule = {
     measuresResource(router, app);
     recordsResource(router, app);
     uploadRoute(router, app);
+    exportsResource(router, app);
     sharesResource(router, app);
     return [router.router];
   },

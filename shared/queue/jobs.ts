@@ -56,6 +56,17 @@ export type RecordsRecomputeJobPayload = {
   forced: string | null;
 };
 
+/** Builds the zip of a bulk export of a user's activities (queue `exports`); written with the export's row. */
+export type UserExportJobPayload = {
+  exportId: string;
+};
+
+/** Deletes expired exports and their files, fails stale ones (queue `exports`, from its job scheduler). */
+export type ExportsCleanupJobPayload = {
+  /** Who asked: `schedule` (the job scheduler) or an ISO time for a one-off request. */
+  requestedBy: string;
+};
+
 /**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
@@ -77,6 +88,7 @@ export type JobPayloads = Checked<{
   records: { 'activity-changed': ActivityChangedJobPayload; 'recompute-activity': RecordsRecomputeJobPayload };
   thumbnails: { 'activity-thumbnail': ThumbnailJobPayload; 'activity-track-thumbnail': TrackThumbnailJobPayload };
   recommendations: { 'compute-all': RecommendationsJobPayload };
+  exports: { 'user-export': UserExportJobPayload; 'cleanup-expired': ExportsCleanupJobPayload };
 }>;
 
 export type JobQueue = keyof JobPayloads;
@@ -105,6 +117,12 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
   recommendations: {
     // One job per request (the computation replaces everything, so a duplicate only costs time).
     'compute-all': ({ requestedBy }) => `recs-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+  },
+  exports: {
+    // One job per export: its row is written once, so a relayed duplicate makes one job.
+    'user-export': ({ exportId }) => `export-${exportId}`,
+    // One job per request (the cleanup only deletes what has expired, so a duplicate is harmless).
+    'cleanup-expired': ({ requestedBy }) => `exports-cleanup-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
   },
 };
 

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Config } from '../../shared/config.ts';
 import type { JobQueue } from '../../shared/queue/jobs.ts';
 import type { Processors } from '../processor.ts';
+import { exportsProcessor, scheduleExportsCleanup } from './exports.ts';
 import { recommendationsProcessor, scheduleRecommendations } from './recommendations.ts';
 import { recordsProcessor } from './records.ts';
 import { thumbnailsProcessor } from './thumbnails.ts';
@@ -14,6 +15,7 @@ export const PROCESSORS: Processors = {
   records: recordsProcessor,
   thumbnails: thumbnailsProcessor,
   recommendations: recommendationsProcessor,
+  exports: exportsProcessor,
 };
 
 /**
@@ -22,4 +24,5 @@ export const PROCESSORS: Processors = {
  */
 export const SCHEDULES: { [Q in JobQueue]?: (queue: Queue, config: Config) => Promise<void> } = {
   recommendations: scheduleRecommendations,
+  exports: scheduleExportsCleanup,
 };

@@ -14,6 +14,7 @@ import * as m0041 from './0041_tracking_devices.ts';
 import * as m0042 from './0042_share_activities.ts';
 import * as m0044 from './0044_activities.ts';
 import * as m0045 from './0045_records.ts';
+import * as m0046 from './0046_tracking_exports.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0042_share_activities': m0042,
   '0044_activities': m0044,
   '0045_records': m0045,
+  '0046_tracking_exports': m0046,
 };

@@ -1,6 +1,7 @@
 import type { AccountTables } from './accounts.ts';
 import type { CatalogueTables } from './catalogue.ts';
 import type { CoreTables } from './core.ts';
+import type { ExportTables } from './exports.ts';
 import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
 import type { RecommendationTables } from './recommendations.ts';
@@ -29,3 +30,6 @@ export interface Database extends ShareTables {}
 
 /** The records job's best efforts per activity (migration 0045). */
 export interface Database extends RecordsTables {}
+
+/** Bulk exports of a user's activities (migration 0046). */
+export interface Database extends ExportTables {}

@@ -1,0 +1,228 @@
+import { createReadStream } from 'node:fs';
+import { z } from 'zod';
+import {
+  deleteExport,
+  EXPORT_FORMATS,
+  EXPORTS_PATH,
+  type ExportRow,
+  exportDownload,
+  exportDownloadUrl,
+  exportProgress,
+  exportState,
+  findExport,
+  listExports,
+  MAX_EXPORTS_PER_USER,
+  requestExport,
+} from '../../shared/tracking/exports.ts';
+import { iri } from '../../shared/tracking/iri.ts';
+import type { AppContext } from '../context.ts';
+import { errorResponse } from '../http/error-schemas.ts';
+import { HttpError, notFound } from '../http/errors.ts';
+import type { HydraView } from '../http/formats/format.ts';
+import { hydraSerializer } from '../http/formats/hydra.ts';
+import { Resource } from '../http/resource.ts';
+import type { ApiRouter } from '../http/route.ts';
+import { trackingCaller } from './identity.ts';
+import { formatDateTime, pagingShape, writeBody } from './schemas.ts';
+
+/**
+ * /v2/exports (docs/tracking-exports.md): a bulk export of all the caller's activities, a zip of
+ * GPX files with `activities.json`, built by the `exports` worker. The caller requests one, reads
+ * its progress, and downloads it through a link that works without credentials until it expires.
+ */
+
+const PATH = '/exports';
+
+const dateString = z.string().meta({ format: 'date-time', example: '2024-05-01T06:30:00+00:00' });
+
+const exportSchema = z
+  .object({
+    id: z.string(),
+    user: z.string().meta({ format: 'iri-reference', example: '/v2/users/a1b2c3' }),
+    format: z.enum(EXPORT_FORMATS),
+    status: z.enum(['pending', 'running', 'done', 'failed', 'expired']).meta({
+      description:
+        '`pending` (queued), `running`, `done` (the link works), `failed` (ask again), `expired` (the link no longer works; the export disappears at the next cleanup)',
+    }),
+    progress: z.number().min(0).max(1).meta({ description: 'share of the activities handled, 0 to 1' }),
+    activityCount: z.number().int().nullable().meta({
+      description: 'activities to export once the job counted them; activities in the archive once done',
+    }),
+    size: z.number().int().nullable().meta({ description: 'bytes of the zip, once done' }),
+    url: z.string().nullable().meta({
+      format: 'uri',
+      description: 'the download link while done (no credentials needed: it carries its own secret token)',
+    }),
+    error: z.string().nullable(),
+    createdAt: dateString,
+    startedAt: dateString.nullable(),
+    finishedAt: dateString.nullable(),
+    expiresAt: dateString.nullable().meta({ description: 'finishedAt + EXPORT_TTL_S' }),
+  })
+  .meta({ id: 'Export' });
+
+const orNull = (d: Date | null) => (d === null ? null : formatDateTime(d));
+
+/** An Export node's members, as the caller sees it now. */
+function exportFields(publicUrl: string, row: ExportRow): Record<string, unknown> {
+  return {
+    id: row.id,
+    user: iri('users', row.user_id),
+    format: row.format,
+    status: exportState(row),
+    progress: exportProgress(row),
+    activityCount: row.activity_count,
+    size: row.size_bytes,
+    url: exportDownloadUrl(publicUrl, row),
+    error: row.error,
+    createdAt: formatDateTime(row.created_at),
+    startedAt: orNull(row.started_at),
+    finishedAt: orNull(row.finished_at),
+    expiresAt: orNull(row.expires_at),
+  };
+}
+
+/** Members a client reads but never writes: sent back, they are ignored. */
+const READ_ONLY = Object.keys(exportSchema.shape).filter((k) => k !== 'format');
+const createBody = writeBody(
+  'Export',
+  {
+    format: z.enum(EXPORT_FORMATS).optional().meta({ description: 'the file format of the activities: gpx (default)' }),
+  },
+  READ_ONLY,
+).optional();
+
+const idParams = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/) });
+const userParams = z.object({ id: z.string().max(200) });
+const downloadQuery = z.object({
+  token: z.string().min(1).max(200).meta({ description: 'the secret of the link, as `url` gives it' }),
+});
+
+/** A zip downloaded by a browser: saved under a readable name, never cached on the way, no Referer leaking the link. */
+function zipHeaders(row: ExportRow): Record<string, string> {
+  const day = row.created_at.toISOString().slice(0, 10);
+  return {
+    'Content-Disposition': `attachment; filename="activities-${day}-${row.id.slice(0, 8)}.zip"`,
+    'Cache-Control': 'private, no-store',
+    'Referrer-Policy': 'no-referrer',
+    'X-Robots-Tag': 'noindex',
+  };
+}
+
+const CREATE_DESCRIPTION = `Starts an export of every activity of the caller (created up to now): a zip of one GPX 1.1 file per activity plus \`activities.json\` (each activity as GET /v2/activities/{id} answers it in plain JSON, without datastream and locations). The body is optional: \`{"format": "gpx"}\` is the default and, for now, the only format. The answer is 201 with the export \`pending\`: read it (GET, Location header) until \`status\` is \`done\`, then download \`url\`. One export at a time (409 while one is pending or running); at most ${MAX_EXPORTS_PER_USER} held at once (409: delete one or wait until one expires).`;
+
+/**
+ * /v2/exports (list, request, read, delete), the download link, and the v2.26 spelling of the
+ * request, POST /v2/users/{id}/export_personal_data.
+ */
+export function exportsResource(router: ApiRouter, app: AppContext): void {
+  const { db, config } = app;
+  const view: HydraView<ExportRow> = {
+    type: 'Export',
+    path: EXPORTS_PATH,
+    id: (row) => row.id,
+    fields: (row) => exportFields(config.PUBLIC_URL, row),
+  };
+  const common = {
+    format: 'hydra' as const,
+    item: exportSchema,
+    hydra: view as HydraView<never>,
+    access: { read: 'bearer+key' as const, write: 'bearer+key' as const },
+    tag: 'tracking',
+  };
+  const caller = (principal: Parameters<typeof trackingCaller>[1]) => trackingCaller(app, principal);
+  const start = async (principal: Parameters<typeof trackingCaller>[1], format: 'gpx') => {
+    const row = await requestExport(db, (await caller(principal)).id, format, config.EXPORT_TTL_S);
+    app.relay.kick();
+    return row;
+  };
+
+  new Resource(router, app, {
+    ...common,
+    path: PATH,
+    itemPath: '/:id',
+    itemParams: idParams,
+    notFound: 'No such export (or not yours)',
+  })
+    .list({
+      summary: "The caller's exports, newest first",
+      description: 'Paging: `page`, `limit` (default 30, at most 100).',
+      query: z.object(pagingShape),
+      handler: async ({ query, principal }) => {
+        const found = await listExports(db, (await caller(principal)).id, query);
+        return { ...found, page: query.page, limit: query.limit };
+      },
+    })
+    .create({
+      summary: 'Export all the activities of the caller (zip of GPX files and activities.json)',
+      description: CREATE_DESCRIPTION,
+      body: createBody,
+      errors: { 409: 'An export is in progress, or the caller holds the most exports allowed' },
+      location: (row) => `${EXPORTS_PATH}/${(row as ExportRow).id}`,
+      handler: ({ body, principal }) => start(principal, body?.format ?? 'gpx'),
+    })
+    .get({
+      summary: 'One export of the caller: its status, progress and, once done, its download link',
+      handler: async ({ params, principal }) => findExport(db, (await caller(principal)).id, params.id),
+    })
+    .remove({
+      summary: 'Delete an export of the caller and its file (the link stops working)',
+      handler: async ({ params, principal }) => {
+        await deleteExport(db, config.STORAGE_DIR, (await caller(principal)).id, params.id);
+      },
+    });
+
+  // The request as the v2.26 API spells it, for the caller's own user only (another user: 404).
+  const serializer = hydraSerializer(view as HydraView<never>);
+  new Resource(router, app, {
+    ...common,
+    path: '/users',
+    itemPath: '/:id',
+    itemParams: userParams,
+    notFound: 'No such user (or not you)',
+  }).action({
+    method: 'post',
+    path: '/export_personal_data',
+    status: 201,
+    summary: 'Export all the activities of the caller (the v2.26 path of POST /v2/exports)',
+    description: `The same as POST /v2/exports, for \`{id}\` the caller's own user id (another id: 404). ${CREATE_DESCRIPTION}`,
+    body: createBody,
+    errors: { 409: 'An export is in progress, or the caller holds the most exports allowed' },
+    response: serializer.itemSchema(exportSchema),
+    handler: async ({ params, body, principal, ctx }) => {
+      if (params.id !== (await caller(principal)).id) throw notFound('No such user (or not you)');
+      const row = await start(principal, body?.format ?? 'gpx');
+      ctx.set('Location', `${config.PUBLIC_URL}${EXPORTS_PATH}/${row.id}`);
+      return serializer.item(row, { baseUrl: config.PUBLIC_URL, path: ctx.path, querystring: '', query: {} });
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: `${PATH}/:id/download`,
+    summary: 'Download an export (the link of its `url`)',
+    description:
+      'No credentials: the link carries its own secret token (256 random bits), so a browser can open it. The zip answers with Content-Disposition: attachment. A wrong token, an unknown export or one not done yet: 404; an export past its `expiresAt`: 410 (then 404 once the cleanup removed it).',
+    params: idParams,
+    query: downloadQuery,
+    responses: {
+      200: { description: 'The zip', alternates: { 'application/zip': undefined } },
+      404: errorResponse('hydra', 'No such export, wrong token, or not done yet'),
+      410: errorResponse('hydra', 'The export expired'),
+      422: errorResponse('hydra', 'No token'),
+    },
+    handler: async (ctx, { params, query }) => {
+      const found = await exportDownload(db, config.STORAGE_DIR, params.id, query.token);
+      if (found.kind === 'expired')
+        throw new HttpError(
+          410,
+          'Gone',
+          `Export ${params.id} expired at ${formatDateTime(found.row.expires_at ?? new Date())}`,
+        );
+      ctx.set(zipHeaders(found.row));
+      ctx.type = 'application/zip';
+      ctx.body = createReadStream(found.file);
+      ctx.length = found.bytes;
+    },
+  });
+}

@@ -1,0 +1,76 @@
+import type { Queue } from 'bullmq';
+import { activityFields } from '../../api/tracking/activities.ts';
+import type { Config } from '../../shared/config.ts';
+import { defaultJobOptions } from '../../shared/queue/queues.ts';
+import { type CleanupResult, cleanupExports } from '../../shared/tracking/export-cleanup.ts';
+import { buildExport, type ExportJobOutcome, markExportFailed } from '../../shared/tracking/export-job.ts';
+import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
+
+/** The id of the BullMQ job scheduler that runs the cleanup of expired exports. */
+export const EXPORTS_CLEANUP_SCHEDULER_ID = 'exports-cleanup-every';
+
+/** Seconds between two cleanups: hourly, or every EXPORT_TTL_S when shorter, so a file outlives its link by at most that. */
+export const cleanupIntervalSeconds = (config: Pick<Config, 'EXPORT_TTL_S'>) => Math.min(3600, config.EXPORT_TTL_S);
+
+/**
+ * Builds an export's zip (job `user-export`; shared/tracking/export-job.ts). The archive's
+ * `activities.json` holds each activity as the API answers it in plain JSON, without streams.
+ * When the last attempt fails, the export is marked failed (the user may then ask again).
+ */
+export async function userExport(
+  job: TypedJob<'exports', 'user-export'>,
+  { config, db, logger }: WorkerDeps,
+): Promise<ExportJobOutcome> {
+  const { exportId } = job.data;
+  try {
+    const outcome = await buildExport(db, exportId, {
+      storageDir: config.STORAGE_DIR,
+      ttlSeconds: config.EXPORT_TTL_S,
+      summaryOf: activityFields,
+      onProgress: ({ handled, total }) => job.updateProgress({ handled, total }),
+    });
+    logger.info(outcome, 'export');
+    return outcome;
+  } catch (error) {
+    if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
+      await markExportFailed(db, exportId, config.EXPORT_TTL_S, 'the archive could not be built');
+    throw error;
+  }
+}
+
+/** Deletes expired exports and their files, fails stale ones (job `cleanup-expired`). */
+export async function cleanupExpiredExports(
+  job: TypedJob<'exports', 'cleanup-expired'>,
+  { config, db, logger }: WorkerDeps,
+): Promise<CleanupResult> {
+  const result = await cleanupExports(db, config.STORAGE_DIR, config.EXPORT_TTL_S);
+  logger.info({ requestedBy: job.data.requestedBy, ...result }, 'exports cleaned up');
+  return result;
+}
+
+/**
+ * Creates or updates the job scheduler of the cleanup (idempotent: every worker process running
+ * the queue may do it at start). The first run is at once, then one per interval.
+ */
+export async function scheduleExportsCleanup(queue: Queue, config: Config): Promise<void> {
+  await queue.upsertJobScheduler(
+    EXPORTS_CLEANUP_SCHEDULER_ID,
+    { every: cleanupIntervalSeconds(config) * 1000 },
+    {
+      name: 'cleanup-expired',
+      data: { requestedBy: 'schedule' },
+      opts: {
+        attempts: defaultJobOptions.attempts,
+        backoff: defaultJobOptions.backoff,
+        removeOnComplete: { count: 100 },
+        removeOnFail: { count: 100 },
+      },
+    },
+  );
+}
+
+/** Queue `exports`. */
+export const exportsProcessor: QueueProcessor<'exports'> = {
+  'user-export': userExport,
+  'cleanup-expired': cleanupExpiredExports,
+};
