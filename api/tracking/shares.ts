@@ -20,7 +20,7 @@ import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { activityFields } from './activities.ts';
 import { trackingCaller } from './identity.ts';
-import { formatDateTime, iriOf, listFilterOf, listFilterShape, pagingShape } from './schemas.ts';
+import { formatDateTime, iriOf, listFilterOf, listFilterShape, pagingShape, writeBody } from './schemas.ts';
 import { SHARE_PAGE_CSP, sharePageHtml } from './share-page.ts';
 
 const PATH = '/share_activities';
@@ -41,10 +41,15 @@ const shareSchema = z
   })
   .meta({ id: 'ShareActivity' });
 
-const createBody = z.strictObject({
-  user: iriOf('users').meta({ description: "the caller's own IRI" }),
-  activity: iriOf('activities').meta({ description: 'one of the caller’s activities' }),
-});
+/** What a client sends back from a read (`id`, dates, JSON-LD members) is ignored; anything else unknown is a 422. */
+const createBody = writeBody(
+  'ShareActivity',
+  {
+    user: iriOf('users').meta({ description: "the caller's own IRI" }),
+    activity: iriOf('activities').meta({ description: 'one of the caller’s activities' }),
+  },
+  ['id', 'createdAt', 'updatedAt'],
+);
 
 const listQuery = z.object({
   ...listFilterShape('user', iriOf('users')),
