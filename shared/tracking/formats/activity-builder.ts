@@ -4,6 +4,7 @@ import { ImportError } from './import-error.ts';
 import { EARLIEST_START, IMPORT_LIMITS, LATEST_START, PLAUSIBLE } from './limits.ts';
 import { computeSummaries, type DeclaredTotals } from './summaries.ts';
 import { cumulativeDistance } from './track-distance.ts';
+import { XML_INVALID } from './xml-output.ts';
 
 /**
  * What every importer does once it has read its file: points in file order (epoch ms and
@@ -90,10 +91,14 @@ export interface BuiltActivity {
 
 const seconds = (ms: number) => Math.round(ms / 1000);
 
-/** Cuts a file's name to what an activity name holds: no control characters, trimmed, 255 characters. */
+/**
+ * A file's name as an activity name: without control characters or what XML cannot hold (so an
+ * exported name reads back the same), spaces collapsed, trimmed, at most 255 characters.
+ */
 export function cleanName(name: string | undefined): string | null {
   if (name === undefined) return null;
   const clean = name
+    .replace(XML_INVALID, '')
     .replace(/\p{Cc}+/gu, ' ')
     .replace(/\s+/g, ' ')
     .trim();

@@ -60,8 +60,6 @@ export function exportSamples(content: ActivityContent, located: boolean): Expor
     distance: channel(DATATYPE.DISTANCE),
     lap: channel(DATATYPE.LAP),
   };
-  const measured =
-    datastream.channels.has(DATATYPE.DISTANCE) || track.elapsed.length < 2 ? undefined : measuredDistance(content);
   const out: ExportSamples = {
     elapsed: seconds,
     latitude: new Float64Array(n),
@@ -74,7 +72,6 @@ export function exportSamples(content: ActivityContent, located: boolean): Expor
     distance: new Float64Array(n),
     lap: new Uint8Array(n),
   };
-  let lastDistance = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < n; i++) {
     const s = seconds[i] as number;
     let lat = quantize(at.lat(s), DIGITS.position);
@@ -94,14 +91,60 @@ export function exportSamples(content: ActivityContent, located: boolean): Expor
     out.cadence[i] = within(Math.round(at.cad(s)), PLAUSIBLE.cadence.min, 254);
     out.power[i] = within(Math.round(at.power(s)), PLAUSIBLE.power.min, PLAUSIBLE.power.max);
     out.speed[i] = within(quantize(at.speed(s) / 3600, DIGITS.speed), PLAUSIBLE.speed.min, PLAUSIBLE.speed.max);
-    let d = quantize(measured ? (measured.get(s) ?? Number.NaN) : at.distance(s), DIGITS.distance);
-    d = within(d, Math.max(PLAUSIBLE.distance.min, lastDistance), PLAUSIBLE.distance.max);
-    if (!Number.isNaN(d)) lastDistance = d;
-    out.distance[i] = d;
+    out.distance[i] = at.distance(s);
     const lap = at.lap(s);
     out.lap[i] = !Number.isNaN(lap) && lap !== 0 ? 1 : 0;
   }
+  keepPlausibleDistances(out);
+  if (out.distance.every(Number.isNaN)) {
+    measureDistance(out);
+    for (let i = 0; i < n; i++) out.distance[i] = quantize(out.distance[i] as number, DIGITS.distance);
+  }
   return out;
+}
+
+/**
+ * The distances an importer keeps (activity-builder.ts): cumulative, within bounds, and not all
+ * dropped for an average speed beyond plausible.
+ */
+function keepPlausibleDistances(out: ExportSamples): void {
+  let last = Number.NEGATIVE_INFINITY;
+  let first = -1;
+  let final = -1;
+  for (let i = 0; i < out.elapsed.length; i++) {
+    const d = within(
+      quantize(out.distance[i] as number, DIGITS.distance),
+      Math.max(PLAUSIBLE.distance.min, last),
+      PLAUSIBLE.distance.max,
+    );
+    out.distance[i] = d;
+    if (Number.isNaN(d)) continue;
+    last = d;
+    if (first < 0) first = i;
+    final = i;
+  }
+  if (first < 0 || final === first) return;
+  const span = Math.max((out.elapsed[final] as number) - (out.elapsed[first] as number), 1);
+  if (((out.distance[final] as number) - (out.distance[first] as number)) / span > PLAUSIBLE.speed.max) {
+    out.distance.fill(Number.NaN);
+  }
+}
+
+/**
+ * Without a distance stream, the distance an importer measures along the track: from the
+ * positions as written, so that measuring the re-imported track gives the same figures.
+ */
+function measureDistance(out: ExportSamples): void {
+  const located: number[] = [];
+  for (let i = 0; i < out.elapsed.length; i++) if (!Number.isNaN(out.latitude[i] as number)) located.push(i);
+  if (located.length < 2) return;
+  const cumulative = cumulativeDistance({
+    elapsed: Int32Array.from(located, (i) => out.elapsed[i] as number),
+    latitude: Float64Array.from(located, (i) => out.latitude[i] as number),
+    longitude: Float64Array.from(located, (i) => out.longitude[i] as number),
+    elevation: new Float64Array(located.length),
+  });
+  for (const [k, i] of located.entries()) out.distance[i] = cumulative[k] as number;
 }
 
 /** Ascending union of two ascending arrays. */
@@ -119,10 +162,4 @@ function union(a: Int32Array, b: Int32Array): Int32Array {
     out[k++] = v;
   }
   return out.slice(0, k);
-}
-
-/** The distance an importer measures along the track when the activity has no distance stream. */
-function measuredDistance(content: ActivityContent): Map<number, number> {
-  const cumulative = cumulativeDistance(content.track);
-  return new Map(Array.from(content.track.elapsed, (s, i) => [s, cumulative[i] as number]));
 }

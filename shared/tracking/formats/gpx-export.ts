@@ -31,7 +31,9 @@ export function* gpxChunks(content: ActivityContent): Generator<string> {
   const name = cleanName(content.name ?? undefined);
   const nameTag = name === null ? '' : `<name>${escapeXml(name)}</name>`;
   const type = gpxTypeOf(content.sportId);
-  const firstTime = s.elapsed.length ? start + (s.elapsed[0] as number) * 1000 : start;
+  // The first written point's time: a re-import starts the activity there.
+  const first = s.latitude.findIndex((lat) => !Number.isNaN(lat));
+  const firstTime = first < 0 ? start : start + (s.elapsed[first] as number) * 1000;
   let out = `${HEADER} <metadata>${nameTag}<time>${isoSecond(firstTime)}</time></metadata>\n <trk>${nameTag}${
     type ? `<type>${escapeXml(type)}</type>` : ''
   }\n  <trkseg>\n`;

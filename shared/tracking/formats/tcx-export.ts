@@ -2,6 +2,7 @@ import { type ActivityContent, DATATYPE } from '../activity-data.ts';
 import { cleanName } from './activity-builder.ts';
 import { DIGITS, type ExportSamples, exportSamples } from './export-samples.ts';
 import { tcxSportOf } from './file-sports.ts';
+import { PLAUSIBLE } from './limits.ts';
 import { CHUNK_CHARS, escapeXml, fixed, isoSecond, joinChunks } from './xml-output.ts';
 
 /**
@@ -69,6 +70,18 @@ export function splitTotal(total: number, weights: number[]): number[] {
     rest--;
   }
   return parts;
+}
+
+/**
+ * Lap calories are an unsignedShort; one file holds at most that many (more is a unit mistake).
+ * Totals an importer would refuse as implausible are written as 0, so a re-import reads them the same.
+ */
+const MAX_CALORIES = 65_535;
+
+/** `value` in integer units (1 kcal, 1 cm), or 0 when absent or beyond `max`. */
+function plausibleTotal(value: number | undefined, unitsPerOne: number, max: number): number {
+  const units = Math.round((value ?? 0) * unitsPerOne);
+  return units > 0 && units <= max ? units : 0;
 }
 
 interface LapFigures {
@@ -147,12 +160,13 @@ export function* tcxChunks(content: ActivityContent): Generator<string> {
   const start = Math.round(content.startdate.getTime() / 1000) * 1000;
   const laps = lapsOf(s, content.duration);
   const weights = laps.map((l) => l.end - l.start);
-  const calories = splitTotal(Math.max(0, Math.round(content.summaries.get(DATATYPE.CALORIES) ?? 0)), weights);
+  const calories = splitTotal(plausibleTotal(content.summaries.get(DATATYPE.CALORIES), 1, MAX_CALORIES), weights);
   const hasDistance = s.distance.some((d) => !Number.isNaN(d));
   // Without a distance stream, the summary's distance is shared like the calories (in centimetres).
+  const maxCentimetres = PLAUSIBLE.speed.max * Math.max(laps[laps.length - 1]?.end ?? 0, 1) * 100;
   const centimetres = hasDistance
     ? undefined
-    : splitTotal(Math.max(0, Math.round((content.summaries.get(DATATYPE.DISTANCE) ?? 0) * 100)), weights);
+    : splitTotal(plausibleTotal(content.summaries.get(DATATYPE.DISTANCE), 100, maxCentimetres), weights);
 
   let out = `${HEADER} <Activities>\n  <Activity Sport="${tcxSportOf(content.sportId)}">\n   <Id>${isoSecond(start)}</Id>\n`;
   let previousDistance = 0;
@@ -163,7 +177,7 @@ export function* tcxChunks(content: ActivityContent): Generator<string> {
     out += `   <Lap StartTime="${isoSecond(start + lap.start * 1000)}"><TotalTimeSeconds>${lap.end - lap.start}</TotalTimeSeconds>`;
     out += `<DistanceMeters>${fixed(distance, DIGITS.distance)}</DistanceMeters>`;
     if (!Number.isNaN(f.maxSpeed)) out += `<MaximumSpeed>${fixed(f.maxSpeed, DIGITS.speed)}</MaximumSpeed>`;
-    out += `<Calories>${Math.min(65535, calories[k] as number)}</Calories>`;
+    out += `<Calories>${calories[k]}</Calories>`;
     if (!Number.isNaN(f.avgHr)) out += `<AverageHeartRateBpm><Value>${f.avgHr}</Value></AverageHeartRateBpm>`;
     if (!Number.isNaN(f.maxHr)) out += `<MaximumHeartRateBpm><Value>${f.maxHr}</Value></MaximumHeartRateBpm>`;
     out += '<Intensity>Active</Intensity>';

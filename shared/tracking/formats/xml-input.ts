@@ -127,7 +127,7 @@ export function parseXml(text: string, root: string, arrayTags: ReadonlySet<stri
   try {
     doc = parser.parse(text) as XmlNode;
   } catch (err) {
-    throw new ImportError('malformed', `the XML is not well-formed: ${(err as Error).message}`);
+    throw new ImportError('malformed', `the XML cannot be read: ${(err as Error).message}`);
   }
   const node = doc[root];
   if (node === undefined) throw new ImportError('malformed', `the root element is not <${root}>`);

@@ -25,10 +25,11 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 
 /** Text for an element or attribute: escaped, without the characters XML 1.0 forbids. */
 export function escapeXml(text: string): string {
-  return text
-    .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
-    .replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
+  return text.replace(XML_INVALID, '').replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
 }
+
+/** Characters XML 1.0 documents cannot contain (lone surrogates included). */
+export const XML_INVALID = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
 /** Output in chunks of about this many characters (a response can stream them). */
 export const CHUNK_CHARS = 64 * 1024;
