@@ -47,14 +47,15 @@ test('npm run worker: WORKER_QUEUES=all runs the queues that have jobs in this b
     /workers started/,
   );
   t.true(wasReady, output);
-  t.regex(output, /"queues":\["thumbnails","recommendations"\]/);
+  t.regex(output, /"queues":\["records","thumbnails","exports","recommendations"\]/);
   t.is(code, 0, output);
 });
 
 test('npm run worker: a queue this build cannot run is a clear start error', async (t) => {
-  const { code, output } = await runUntilSigterm('workers/main.ts', { WORKER_QUEUES: 'records' }, /never/);
+  // Every planned queue has jobs in this build: the one it cannot run is one it does not know.
+  const { code, output } = await runUntilSigterm('workers/main.ts', { WORKER_QUEUES: 'exports,later' }, /never/);
   t.is(code, 2);
-  t.regex(output, /WORKER_QUEUES: no jobs in this build for records \(queues with jobs: thumbnails, recommendations\)/);
+  t.regex(output, /WORKER_QUEUES: unknown value "later" \(allowed: all, records, thumbnails, exports, recommendations\)/);
 });
 
 test('npm run api: serves, then drains and exits cleanly on SIGTERM', async (t) => {

@@ -5,11 +5,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
+import { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import yauzl from 'yauzl';
 import { activityFields } from '../api/tracking/activities.ts';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/observability/logger.ts';
+import { createRedis } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
 import { enqueueInTransaction } from '../shared/queue/outbox.ts';
 import { cleanupExports, ORPHAN_FILE_AGE_S } from '../shared/tracking/export-cleanup.ts';
@@ -17,7 +19,7 @@ import { buildExport } from '../shared/tracking/export-job.ts';
 import { exportStoragePath, MAX_EXPORTS_PER_USER, requestExport } from '../shared/tracking/exports.ts';
 import { ensureTrackingUser } from '../shared/tracking/users.ts';
 import type { TypedJob } from '../workers/processor.ts';
-import { userExport } from '../workers/processors/exports.ts';
+import { cleanupIntervalSeconds, EXPORTS_CLEANUP_SCHEDULER_ID, userExport } from '../workers/processors/exports.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
@@ -568,4 +570,48 @@ test('every query path of the exports has its index', async (t) => {
   t.regex(plans[0] ?? '', /tracking_exports_user_idx/);
   t.regex(plans[1] ?? '', /tracking_exports_expiry_idx/);
   t.regex(plans[2] ?? '', /tracking_exports_stale_idx/);
+});
+
+test('the worker of the queue schedules the cleanup: hourly, or every EXPORT_TTL_S when shorter', async (t) => {
+  const redis = createRedis(api.config.REDIS_URL, 'producer');
+  const queue = new Queue('exports', { connection: redis, prefix: api.config.QUEUE_PREFIX });
+  t.teardown(async () => {
+    await queue.close();
+    redis.disconnect();
+  });
+  const scheduler = await queue.getJobScheduler(EXPORTS_CLEANUP_SCHEDULER_ID);
+  t.is(scheduler?.every, 3600 * 1000);
+  t.is(scheduler?.name, 'cleanup-expired');
+  t.is(cleanupIntervalSeconds({ EXPORT_TTL_S: 600 }), 600);
+  t.is(cleanupIntervalSeconds({ EXPORT_TTL_S: 86_400 }), 3600);
+});
+
+test('two requests at the same moment start one export; the other is a 409', async (t) => {
+  const u = await api.user();
+  await api.call('GET', '/me/', u); // the tracking user exists before the race
+  const answers = await Promise.all([1, 2, 3].map(() => api.call('POST', '/exports', u)));
+  t.deepEqual(answers.map((a) => a.status).sort(), [201, 409, 409]);
+  const rows = await db.selectFrom('tracking_exports').select('id').where('user_id', '=', u.ldid).execute();
+  t.is(rows.length, 1);
+});
+
+test('an export deleted while its job runs leaves no file behind', async (t) => {
+  const u = await api.user();
+  await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
+  await activityOf(u, '2024-11-01T08:00:00+00:00', { track: true });
+  await activityOf(u, '2024-11-02T08:00:00+00:00');
+  const row = await requestExport(db, u.ldid, 'gpx', 3600);
+  await db.deleteFrom('outbox').where(sql<string>`payload->>'exportId'`, '=', row.id).execute();
+  const storage = await mkdtemp(path.join(tmpdir(), 'export-deleted-'));
+  t.teardown(() => rm(storage, { recursive: true, force: true }));
+  const outcome = await buildExport(db, row.id, {
+    storageDir: storage,
+    ttlSeconds: 3600,
+    summaryOf: activityFields,
+    onProgress: async ({ handled }) => {
+      if (handled === 1) await db.deleteFrom('tracking_exports').where('id', '=', row.id).execute();
+    },
+  });
+  t.like(outcome, { status: 'skipped', reason: 'export finished or deleted while building' });
+  await t.throwsAsync(() => stat(path.join(storage, exportStoragePath(row.id))), { code: 'ENOENT' });
 });
