@@ -55,7 +55,10 @@ test('npm run worker: a queue this build cannot run is a clear start error', asy
   // Every planned queue has jobs in this build: the one it cannot run is one it does not know.
   const { code, output } = await runUntilSigterm('workers/main.ts', { WORKER_QUEUES: 'exports,later' }, /never/);
   t.is(code, 2);
-  t.regex(output, /WORKER_QUEUES: unknown value "later" \(allowed: all, records, thumbnails, exports, recommendations\)/);
+  t.regex(
+    output,
+    /WORKER_QUEUES: unknown value "later" \(allowed: all, records, thumbnails, exports, recommendations\)/,
+  );
 });
 
 test('npm run api: serves, then drains and exits cleanly on SIGTERM', async (t) => {
