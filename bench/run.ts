@@ -9,6 +9,7 @@ const BENCHMARKS: Record<string, () => Promise<{ failed: boolean }>> = {
   'catalogue-search': async () => (await import('./catalogue-search.ts')).run(),
   'tracking-export': async () => (await import('./tracking-export.ts')).run(),
   'tracking-ingest': async () => (await import('./tracking-ingest.ts')).run(),
+  'tracking-records': async () => (await import('./tracking-records.ts')).run(),
 };
 
 const names = process.argv.slice(2);

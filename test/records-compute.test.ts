@@ -25,10 +25,15 @@ import {
   settingsFingerprint,
 } from '../shared/tracking/records/settings.ts';
 
-const series = (time: number[], distance: number[]): DistanceSeries => ({
-  time: Float64Array.from(time),
-  distance: Float64Array.from(distance),
-});
+function series(time: number[], distance: number[]): DistanceSeries {
+  let fastest = 0;
+  for (let i = 1; i < time.length; i++)
+    fastest = Math.max(
+      fastest,
+      ((distance[i] as number) - (distance[i - 1] as number)) / ((time[i] as number) - (time[i - 1] as number)),
+    );
+  return { time: Int32Array.from(time), distance: Float64Array.from(distance), fastest };
+}
 
 function content(parts: Partial<ActivityContent> = {}): ActivityContent {
   return {

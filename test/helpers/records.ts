@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
 import type { Db } from '../../shared/db/database.ts';
-import { DATATYPE } from '../../shared/tracking/activity-data.ts';
+import { type ActivityContent, DATATYPE, emptyDatastream, emptyTrack } from '../../shared/tracking/activity-data.ts';
+import { createActivity } from '../../shared/tracking/activity-store.ts';
 import { createTestAccount } from './tokens.ts';
 
-/** Activities written straight into the tables (migration 0040's layout), for the records tests and bench. */
+/** Users and activities for the records tests. */
 
 /** A new account and its tracking user; returns the user id (the account's ldid). */
 export async function insertTrackingUser(db: Db): Promise<string> {
@@ -36,58 +36,46 @@ export interface FixtureActivity {
   track?: { elapsed: number[]; latitude: number[]; longitude: number[] };
 }
 
-async function writeStreams(db: Db, id: string, a: Pick<FixtureActivity, 'distance' | 'track'>): Promise<void> {
-  if (a.distance) {
-    await db.insertInto('activity_datastreams').values({ activity_id: id, elapsed: a.distance.elapsed }).execute();
-    await db
-      .insertInto('activity_stream_channels')
-      .values({
-        activity_id: id,
-        datatype_id: DATATYPE.DISTANCE,
-        values: a.distance.metres.map((v) => (Number.isNaN(v) ? null : v)),
-      })
-      .execute();
-  }
-  if (a.track) {
-    const { elapsed, latitude, longitude } = a.track;
-    await sql`
-      insert into activity_tracks (activity_id, points, track)
-      select ${id}, count(*), st_setsrid(st_makeline(array_agg(st_makepoint(lon, lat, 'NaN', m) order by m)), 4326)
-      from unnest(${longitude}::float8[], ${latitude}::float8[], ${elapsed}::int[]) as u(lon, lat, m)`.execute(db);
-  }
-}
-
-/** Inserts an activity (version 1) with its streams; returns its id. */
+/**
+ * Stores an activity (version 1) through the activities' own store, without its outbox job: the
+ * records tests run the job themselves. Returns its id.
+ */
 export async function insertActivity(db: Db, a: FixtureActivity): Promise<string> {
-  const summaries = a.summaries ?? {};
-  const row = await db
-    .insertInto('activities')
-    .values({
-      user_id: a.userId,
-      sport_id: a.sportId,
-      startdate: a.startdate,
-      duration: a.distance?.elapsed.at(-1) ?? a.track?.elapsed.at(-1) ?? 0,
-      manual: true,
-      data_summaries: JSON.stringify(summaries),
-      available_datatypes: Object.keys(summaries).map(Number),
-      datastream_flag: a.distance !== undefined,
-      track_flag: a.track !== undefined,
-      name: null,
-      user_device_id: null,
-      connector_id: null,
-      comment: null,
-      user_session: null,
-      thumbnail: null,
-      tags: null,
-      global_challenge: null,
-      location: JSON.stringify(null),
-      latitude: null,
-      longitude: null,
-      elevation: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await writeStreams(db, row.id, a);
+  const datastream = a.distance
+    ? {
+        elapsed: Int32Array.from(a.distance.elapsed),
+        channels: new Map([[DATATYPE.DISTANCE as number, Float64Array.from(a.distance.metres)]]),
+      }
+    : emptyDatastream();
+  const track = a.track
+    ? {
+        elapsed: Int32Array.from(a.track.elapsed),
+        latitude: Float64Array.from(a.track.latitude),
+        longitude: Float64Array.from(a.track.longitude),
+        elevation: new Float64Array(a.track.elapsed.length).fill(Number.NaN),
+      }
+    : emptyTrack();
+  const content: ActivityContent = {
+    sportId: a.sportId,
+    name: null,
+    startdate: a.startdate,
+    duration: a.distance?.elapsed.at(-1) ?? a.track?.elapsed.at(-1) ?? 0,
+    summaries: new Map(Object.entries(a.summaries ?? {}).map(([k, v]) => [Number(k), v])),
+    datastream,
+    track,
+  };
+  const row = await createActivity(db, a.userId, {
+    userId: a.userId,
+    userDeviceId: null,
+    connectorId: null,
+    comment: null,
+    userSession: null,
+    images: [],
+    tags: null,
+    location: null,
+    content,
+  });
+  await db.deleteFrom('outbox').where('job_id', '=', `records-${row.id}-v${row.version}`).execute();
   return row.id;
 }
 

@@ -11,61 +11,204 @@ export interface BestWindow {
 const TIE_SECONDS = 1e-9;
 
 /**
- * The shortest time in which the series covers `length` metres, O(n) with two pointers; null when
- * it never does. Between samples the athlete is taken to move at constant speed (linear
- * interpolation of time at the window's edges), so distance is a piecewise linear function of time;
- * the duration of a window whose two edges stay within the same two segments is then linear, so the
- * minimum has one edge on a sample. Hence two passes: windows starting on each sample (the end
- * interpolated where the distance first reaches start + length) and windows ending on each sample
- * (the start interpolated where the distance last is end - length). Both pointers only move forward.
+ * pace[i] = t[i] - d[i] / fastest, never decreasing (fastest is the series' fastest step). From
+ * sample a to a later sample b, the edge of a window can move no faster than `fastest`, so moving
+ * a window's start from a to b shortens it by at most pace[b] - pace[a] (the same for its end,
+ * backwards). Computed once per series, for all the distances timed.
+ */
+export function paceOf(series: DistanceSeries): Float64Array {
+  if (series.pace) return series.pace;
+  const { time: t, distance: d } = series;
+  const n = Math.min(t.length, d.length);
+  const inverse = series.fastest > 0 ? 1 / series.fastest : 0;
+  const pace = new Float64Array(n);
+  for (let i = 0; i < n; i++) pace[i] = (t[i] as number) - (d[i] as number) * inverse;
+  series.pace = pace;
+  return pace;
+}
+
+/**
+ * The shortest time in which the series covers `length` metres, in O(n) at worst; null when it
+ * never does.
+ *
+ * Between samples the athlete is taken to move at constant speed (linear interpolation of time at
+ * the window's edges), so distance is a piecewise linear function of time; the duration of a
+ * window whose two edges stay within the same two segments is then linear, so the minimum has an
+ * edge on a sample. Hence two passes with pointers that only move one way:
+ * - windows starting on each sample, in time order; the end is interpolated where the distance
+ *   first reaches start + length;
+ * - windows ending on each sample, latest first; the start is interpolated where the distance last
+ *   is end - length.
+ * Pruning keeps the passes short: once a window lasts `slack` seconds more than the best, the
+ * starts whose pace (paceOf) is less than `slack` further cannot win, and the pass jumps over them;
+ * the same backwards for the ends. The pointers then move by searches started where they are
+ * expected (a jump of the start moves the end by about as many samples), galloping from there.
  * Ties go to the earliest start. Pauses count: the clock runs while the athlete stands still.
  */
 export function bestTimeOver(series: DistanceSeries, length: number): BestWindow | null {
   const { time: t, distance: d } = series;
   const n = Math.min(t.length, d.length);
-  if (n < 2 || !(length > 0)) return null;
+  if (n < 2 || !(length > 0) || !(series.fastest > 0)) return null;
   const first = d[0] as number;
   const last = d[n - 1] as number;
   if (last - first < length) return null;
+  const pace = paceOf(series);
+  // Pace gained per sample on average: where a jump of the start is expected to land.
+  const perSample = Math.max(((pace[n - 1] as number) - (pace[0] as number)) / (n - 1), 1e-9);
 
   let best = Number.POSITIVE_INFINITY;
   let bestStart = 0;
   let bestEnd = 0;
 
   // Windows starting on sample i; j: the first sample at or past the target.
-  let j = 1;
-  for (let i = 0; i < n - 1; i++) {
+  let j = 0;
+  let i = 0;
+  let moved = 1;
+  while (i < n - 1) {
+    const ti = t[i] as number;
     const target = (d[i] as number) + length;
     if (target > last) break;
-    if (j <= i) j = i + 1;
-    while ((d[j] as number) < target) j++;
+    j = j <= i ? firstAtLeast(d, i + 1, i + 1, n - 1, target) : firstAtLeast(d, j, j + moved, n - 1, target);
     const d0 = d[j - 1] as number;
     const t0 = t[j - 1] as number;
     const end = t0 + (((t[j] as number) - t0) * (target - d0)) / ((d[j] as number) - d0);
-    const seconds = end - (t[i] as number);
+    const seconds = end - ti;
     // Starts come in time order: a tie keeps the earlier one.
     if (seconds < best - TIE_SECONDS) {
       best = seconds;
-      bestStart = t[i] as number;
+      bestStart = ti;
       bestEnd = end;
     }
+    const slack = seconds - best - TIE_SECONDS;
+    const next =
+      slack > 0 ? firstAtLeast(pace, i + 1, i + Math.ceil(slack / perSample), n - 1, (pace[i] as number) + slack) : i + 1;
+    moved = next - i;
+    i = next;
   }
 
-  // Windows ending on sample k; i: the last sample at or before the target.
-  let i = 0;
-  for (let k = 1; k < n; k++) {
+  // Windows ending on sample k, latest first; s: the last sample at or before the target.
+  let s = n;
+  let k = n - 1;
+  moved = 1;
+  while (k >= 1) {
+    const tk = t[k] as number;
     const target = (d[k] as number) - length;
-    if (target < first) continue;
-    while (i + 1 < k && (d[i + 1] as number) <= target) i++;
-    const d0 = d[i] as number;
-    const t0 = t[i] as number;
-    const start = t0 + (((t[i + 1] as number) - t0) * (target - d0)) / ((d[i + 1] as number) - d0);
-    const seconds = (t[k] as number) - start;
+    if (target < first) break;
+    s = s >= k ? lastAtMost(d, k - 1, k - 1, 0, target) : lastAtMost(d, s, s - moved, 0, target);
+    const d0 = d[s] as number;
+    const t0 = t[s] as number;
+    const start = t0 + (((t[s + 1] as number) - t0) * (target - d0)) / ((d[s + 1] as number) - d0);
+    const seconds = tk - start;
     if (seconds < best - TIE_SECONDS || (seconds <= best + TIE_SECONDS && start < bestStart)) {
       best = seconds;
       bestStart = start;
-      bestEnd = t[k] as number;
+      bestEnd = tk;
     }
+    const slack = seconds - best - TIE_SECONDS;
+    const next =
+      slack > 0 ? lastAtMost(pace, k - 1, k - Math.ceil(slack / perSample), 1, (pace[k] as number) - slack) : k - 1;
+    moved = k - next;
+    k = Math.max(next, 0);
   }
   return best === Number.POSITIVE_INFINITY ? null : { seconds: best, start: bestStart, end: bestEnd };
+}
+
+/**
+ * In the non-decreasing `a`, the first index in [from, limit] whose value is at least `x` (limit
+ * when none before it), searched from `guess`: galloping forward from it, or back towards `from`.
+ */
+function firstAtLeast(a: Float64Array, from: number, guess: number, limit: number, x: number): number {
+  let g = guess < from ? from : guess > limit ? limit : guess;
+  if ((a[g] as number) >= x) {
+    // The answer is in [from, g]: gallop back to a value below x.
+    if (g === from) return g;
+    let hi = g;
+    let step = 1;
+    let lo = g - 1;
+    while (lo > from && (a[lo] as number) >= x) {
+      hi = lo;
+      step *= 2;
+      lo = hi - step;
+    }
+    if (lo <= from) {
+      if ((a[from] as number) >= x) return from;
+      lo = from;
+    }
+    // a[lo] < x <= a[hi]
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if ((a[mid] as number) < x) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  }
+  // a[g] < x: gallop forward.
+  let lo = g;
+  let step = 1;
+  let hi = g + 1;
+  while (hi < limit && (a[hi] as number) < x) {
+    lo = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi >= limit) {
+    hi = limit;
+    g = lo;
+  }
+  // a[lo] < x; a[hi] >= x, or hi is the limit.
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if ((a[mid] as number) < x) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+/**
+ * In the non-decreasing `a`, the last index in [floor, from] whose value is at most `x` (floor - 1
+ * when none), searched from `guess`: galloping backward from it, or forward towards `from`.
+ */
+function lastAtMost(a: Float64Array, from: number, guess: number, floor: number, x: number): number {
+  if (from < floor) return floor - 1;
+  const g = guess > from ? from : guess < floor ? floor : guess;
+  if ((a[g] as number) <= x) {
+    // The answer is in [g, from]: gallop forward to a value above x.
+    if (g === from) return g;
+    let lo = g;
+    let step = 1;
+    let hi = g + 1;
+    while (hi < from && (a[hi] as number) <= x) {
+      lo = hi;
+      step *= 2;
+      hi = lo + step;
+    }
+    if (hi >= from) {
+      if ((a[from] as number) <= x) return from;
+      hi = from;
+    }
+    // a[lo] <= x < a[hi]
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if ((a[mid] as number) <= x) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  }
+  // a[g] > x: gallop backward.
+  let hi = g;
+  let step = 1;
+  let lo = g - 1;
+  while (lo >= floor && (a[lo] as number) > x) {
+    hi = lo;
+    step *= 2;
+    lo = hi - step;
+  }
+  if (lo < floor) lo = floor - 1;
+  // a[hi] > x; a[lo] <= x, or lo is below the floor.
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if ((a[mid] as number) > x) hi = mid;
+    else lo = mid;
+  }
+  return lo;
 }

@@ -6,25 +6,34 @@ import { DATATYPE, type Datastream, type Track } from '../activity-data.ts';
  * strictly ascending, `distance` (metres from the first sample) never decreasing.
  */
 export interface DistanceSeries {
-  time: Float64Array;
+  time: Int32Array;
   distance: Float64Array;
+  /** The fastest step, m/s (0 when standing still): bounds how fast a window's edge can move. */
+  fastest: number;
+  /** Set by paceOf (best-time.ts), once for all the distances timed. */
+  pace?: Float64Array;
 }
 
 /**
  * From the datastream's distance channel (cumulative metres, NaN where a sample has none). Only
  * forward steps a body can make count: a decrease (a counter reset, sensor noise) and a step faster
  * than `maxSpeed` (a glitch) add nothing, and counting resumes from the new value. A guard can only
- * lose distance, so it can make a time slower, never faster. Null under two usable samples.
+ * lose distance, so it can make a time slower, never faster. Null under two usable samples. A
+ * channel that needs no guard (the usual case) is used as it is, without a copy.
  */
 export function distanceFromStream(datastream: Datastream, maxSpeed: number): DistanceSeries | null {
   const values = datastream.channels.get(DATATYPE.DISTANCE);
   if (!values) return null;
   const elapsed = datastream.elapsed;
   const n = Math.min(values.length, elapsed.length);
-  const time = new Float64Array(n);
+  const clean = cleanFastest(elapsed, values, n, maxSpeed);
+  if (clean >= 0)
+    return n >= 2 ? { time: elapsed.subarray(0, n), distance: values.subarray(0, n), fastest: clean } : null;
+  const time = new Int32Array(n);
   const distance = new Float64Array(n);
   let m = 0;
   let total = 0;
+  let fastest = 0;
   let lastTime = Number.NEGATIVE_INFINITY;
   let lastValue = 0;
   for (let i = 0; i < n; i++) {
@@ -33,7 +42,11 @@ export function distanceFromStream(datastream: Datastream, maxSpeed: number): Di
     if (!Number.isFinite(value) || t <= lastTime) continue;
     if (m > 0) {
       const step = value - lastValue;
-      if (step > 0 && step <= maxSpeed * (t - lastTime)) total += step;
+      const dt = t - lastTime;
+      if (step > 0 && step <= maxSpeed * dt) {
+        total += step;
+        if (step > fastest * dt) fastest = step / dt;
+      }
     }
     time[m] = t;
     distance[m] = total;
@@ -41,7 +54,32 @@ export function distanceFromStream(datastream: Datastream, maxSpeed: number): Di
     lastTime = t;
     lastValue = value;
   }
-  return m >= 2 ? { time: time.subarray(0, m), distance: distance.subarray(0, m) } : null;
+  return m >= 2 ? { time: time.subarray(0, m), distance: distance.subarray(0, m), fastest } : null;
+}
+
+/**
+ * The fastest step of a channel that needs no guard (every value finite, times ascending, steps
+ * forward and within the speed cap), or -1 when it needs one.
+ */
+function cleanFastest(elapsed: Int32Array, values: Float64Array, n: number, maxSpeed: number): number {
+  if (n === 0) return 0;
+  let lastTime = elapsed[0] as number;
+  let lastValue = values[0] as number;
+  // x - x is 0 for a finite x, NaN for NaN and the infinities.
+  if (lastValue - lastValue !== 0) return -1;
+  let fastest = 0;
+  for (let i = 1; i < n; i++) {
+    const t = elapsed[i] as number;
+    const value = values[i] as number;
+    const step = value - lastValue;
+    const dt = t - lastTime;
+    // A NaN step fails every comparison.
+    if (!(dt > 0 && step >= 0 && step <= maxSpeed * dt)) return -1;
+    if (step > fastest * dt) fastest = step / dt;
+    lastTime = t;
+    lastValue = value;
+  }
+  return fastest;
 }
 
 const EARTH_RADIUS_M = 6_371_008.8;
@@ -89,11 +127,12 @@ const validPosition = (lat: number, lon: number) => lat >= -90 && lat <= 90 && l
 export function distanceFromTrack(track: Track, maxSpeed: number): DistanceSeries | null {
   const { elapsed, latitude, longitude } = track;
   const n = Math.min(elapsed.length, latitude.length, longitude.length);
-  const time = new Float64Array(n);
+  const time = new Int32Array(n);
   const distance = new Float64Array(n);
   const meter = new StepMeter();
   let m = 0;
   let total = 0;
+  let fastest = 0;
   let lastTime = Number.NEGATIVE_INFINITY;
   // The last kept point, and the last dropped one (-1: none since the last kept point).
   let kept = -1;
@@ -106,8 +145,10 @@ export function distanceFromTrack(track: Track, maxSpeed: number): DistanceSerie
     lastTime = t;
     if (kept >= 0) {
       const step = meter.metres(latitude[kept] as number, longitude[kept] as number, lat, lon);
-      if (step <= maxSpeed * (t - (elapsed[kept] as number))) {
+      const dt = t - (elapsed[kept] as number);
+      if (step <= maxSpeed * dt) {
         total += step;
+        if (step > fastest * dt) fastest = step / dt;
       } else {
         const agrees =
           dropped >= 0 &&
@@ -125,5 +166,5 @@ export function distanceFromTrack(track: Track, maxSpeed: number): DistanceSerie
     distance[m] = total;
     m++;
   }
-  return m >= 2 ? { time: time.subarray(0, m), distance: distance.subarray(0, m) } : null;
+  return m >= 2 ? { time: time.subarray(0, m), distance: distance.subarray(0, m), fastest } : null;
 }
