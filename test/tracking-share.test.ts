@@ -273,6 +273,12 @@ test("GET /share_activities lists the caller's shares newest first, filtered by 
   t.is((await api.call('GET', `/share_activities?user=${me(u)}`, u)).body['hydra:totalItems'], 3);
   t.is((await api.call('GET', `/share_activities?user=${me(other)}`, u)).body['hydra:totalItems'], 0);
 
+  const plain = await api.call('GET', '/share_activities', u, { headers: { accept: 'application/json' } });
+  t.true(Array.isArray(plain.body));
+  t.deepEqual(Object.keys(plain.body[0]), ['id', 'user', 'createdAt', 'updatedAt', 'activity']);
+  t.false('@id' in plain.body[0].activity, 'no JSON-LD member at any level');
+  t.is(plain.body[0].activity.id, a1);
+
   const page = await api.call('GET', '/share_activities?limit=2&page=2', u);
   t.deepEqual(
     page.body['hydra:member'].map((m: Body) => m.id),

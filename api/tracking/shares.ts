@@ -155,6 +155,15 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
       description:
         "Only the caller's shares. `user` / `user[]` and `activity` / `activity[]` take IRIs (another user's IRI matches nothing). Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
+      // Plain JSON: a bare array whose activities lose their `@`-members too.
+      representations: {
+        // The handler below always answers a page of SharedActivity.
+        'application/json': (page) =>
+          (page as unknown as { items: SharedActivity[] }).items.map((item) => ({
+            ...shareFields(item),
+            activity: activityFields(item.row),
+          })),
+      },
       handler: async ({ query, principal }) => {
         const user = await trackingCaller(app, principal);
         const found = await listShares(db, user, {
