@@ -86,7 +86,7 @@ test('a job name the queue does not have is a clear error, even one named like a
   const run = dispatch('thumbnails', noop.thumbnails, deps);
   for (const name of ['render', 'constructor'])
     await t.throwsAsync(() => run({ name, data: {} } as Job), {
-      message: `queue thumbnails has no job "${name}" (its jobs: activity-thumbnail)`,
+      message: `queue thumbnails has no job "${name}" (its jobs: activity-thumbnail, activity-track-thumbnail)`,
     });
   t.is(await run({ name: 'activity-thumbnail', data: {} } as Job), null);
 });
