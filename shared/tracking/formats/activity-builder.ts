@@ -32,6 +32,9 @@ export interface PointValues {
 
 const FIELDS = ['latitude', 'longitude', 'elevation', 'heartRate', 'cadence', 'power', 'speed', 'distance'] as const;
 type Field = (typeof FIELDS)[number];
+/** The fields merged one by one (a position is merged as a pair). */
+const VALUE_FIELDS = ['elevation', 'heartRate', 'cadence', 'power', 'speed', 'distance'] as const;
+type ValueField = (typeof VALUE_FIELDS)[number];
 
 /** The points of a file, column by column, in file order. */
 export class PointCollector {
@@ -143,8 +146,8 @@ export function buildActivity(points: PointCollector, input: BuildInput): BuiltA
     );
   }
 
-  const merged = {} as Record<Field, Float64Array>;
-  for (const f of FIELDS) {
+  const merged = {} as Record<ValueField, Float64Array>;
+  for (const f of VALUE_FIELDS) {
     const out = new Float64Array(n).fill(Number.NaN);
     const column = points.columns[f];
     for (let i = 0; i < column.length; i++) {
@@ -232,7 +235,7 @@ export function buildActivity(points: PointCollector, input: BuildInput): BuiltA
   };
 }
 
-const LABELS: Record<keyof typeof PLAUSIBLE, [Field, string]> = {
+const LABELS: Record<keyof typeof PLAUSIBLE, [ValueField, string]> = {
   heartRate: ['heartRate', 'bpm'],
   cadence: ['cadence', '/min'],
   power: ['power', 'W'],
@@ -244,7 +247,7 @@ const LABELS: Record<keyof typeof PLAUSIBLE, [Field, string]> = {
 function dropImplausible(
   lat: Float64Array,
   lon: Float64Array,
-  merged: Record<Field, Float64Array>,
+  merged: Record<ValueField, Float64Array>,
   warnings: string[],
 ): void {
   let positions = 0;
