@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { job } from '../shared/queue/jobs.ts';
 import { enqueueInTransaction } from '../shared/queue/outbox.ts';
 import { cleanupExports, ORPHAN_FILE_AGE_S } from '../shared/tracking/export-cleanup.ts';
 import { buildExport } from '../shared/tracking/export-job.ts';
-import { exportStoragePath, MAX_EXPORTS_PER_USER, requestExport } from '../shared/tracking/exports.ts';
+import { type ExportRow, exportStoragePath, MAX_EXPORTS_PER_USER } from '../shared/tracking/exports.ts';
 import { ensureTrackingUser } from '../shared/tracking/users.ts';
 import type { TypedJob } from '../workers/processor.ts';
 import { cleanupIntervalSeconds, EXPORTS_CLEANUP_SCHEDULER_ID, userExport } from '../workers/processors/exports.ts';
@@ -61,6 +61,29 @@ async function activityOf(u: TrackingTestUser, startdate: string, options: { tra
   });
   if (res.status !== 201) throw new Error(`POST /activities answered ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body as Body & { id: string };
+}
+
+/**
+ * A pending export of `u` written without its outbox job, so these tests run the job themselves
+ * (with the job, the worker of this file would take it at once).
+ */
+async function exportWithoutJob(u: TrackingTestUser): Promise<ExportRow> {
+  await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
+  return db
+    .insertInto('tracking_exports')
+    .values({
+      id: randomBytes(16).toString('hex'),
+      user_id: u.ldid,
+      download_token: randomBytes(32).toString('base64url'),
+      activity_count: null,
+      file_path: null,
+      error: null,
+      started_at: null,
+      finished_at: null,
+      expires_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 const waitFor = async <T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20_000): Promise<T> => {
@@ -277,8 +300,7 @@ test('one export at a time, at most MAX_EXPORTS_PER_USER held (409); DELETE remo
   const u = await api.user();
   await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
   // A pending export (written directly: the worker would finish it too quickly to be seen).
-  const pending = await requestExport(db, u.ldid, 'gpx', 3600);
-  await db.deleteFrom('outbox').where(sql<string>`payload->>'exportId'`, '=', pending.id).execute();
+  const pending = await exportWithoutJob(u);
   const busy = await api.call('POST', '/exports', u);
   t.is(busy.status, 409);
   t.regex(busy.body.detail as string, new RegExp(`already in progress: /v2/exports/${pending.id}`));
@@ -325,101 +347,106 @@ test('the v2.26 path POST /v2/users/{id}/export_personal_data starts an export o
   t.is(done.activityCount, 1);
 });
 
-test('an expired link answers 410; the cleanup job deletes the row and the file, then the link is a 404', async (t) => {
-  const u = await api.user();
-  await activityOf(u, '2024-08-01T08:00:00+00:00');
-  const done = await exportDone(u);
-  const id = done.id as string;
-  const file = path.join(api.config.STORAGE_DIR, exportStoragePath(id));
-  await db
-    .updateTable('tracking_exports')
-    .set({ expires_at: sql<Date>`now() - interval '1 second'` })
-    .where('id', '=', id)
-    .execute();
+// Serial: the cleanup deletes every expired export, so two tests running it must not overlap.
+test.serial(
+  'an expired link answers 410; the cleanup job deletes the row and the file, then the link is a 404',
+  async (t) => {
+    const u = await api.user();
+    await activityOf(u, '2024-08-01T08:00:00+00:00');
+    const done = await exportDone(u);
+    const id = done.id as string;
+    const file = path.join(api.config.STORAGE_DIR, exportStoragePath(id));
+    await db
+      .updateTable('tracking_exports')
+      .set({ expires_at: sql<Date>`now() - interval '1 second'` })
+      .where('id', '=', id)
+      .execute();
 
-  const gone = await fetch(done.url as string);
-  t.is(gone.status, 410);
-  t.like(await gone.json(), { '@type': 'hydra:Error', status: 410 });
-  const read = (await api.call('GET', `/exports/${id}`, u)).body as Body;
-  t.like(read, { status: 'expired', url: null });
-  t.true((await stat(file)).isFile(), 'the file waits for the cleanup');
+    const gone = await fetch(done.url as string);
+    t.is(gone.status, 410);
+    t.like(await gone.json(), { '@type': 'hydra:Error', status: 410 });
+    const read = (await api.call('GET', `/exports/${id}`, u)).body as Body;
+    t.like(read, { status: 'expired', url: null });
+    t.true((await stat(file)).isFile(), 'the file waits for the cleanup');
 
-  // The scheduled job, enqueued once more through the outbox (the worker scheduled it at start).
-  await enqueueInTransaction(db, job('exports', 'cleanup-expired', { requestedBy: new Date().toISOString() }));
-  const row = await waitFor(
-    () => db.selectFrom('tracking_exports').select('id').where('id', '=', id).executeTakeFirst(),
-    (r) => r === undefined,
-  );
-  t.is(row, undefined);
-  // The row goes first, then its file (a crash in between leaves a file the sweep removes).
-  const fileLeft = await waitFor(
-    () =>
-      stat(file).then(
+    // The scheduled job, enqueued once more through the outbox (the worker scheduled it at start).
+    await enqueueInTransaction(db, job('exports', 'cleanup-expired', { requestedBy: new Date().toISOString() }));
+    const row = await waitFor(
+      () => db.selectFrom('tracking_exports').select('id').where('id', '=', id).executeTakeFirst(),
+      (r) => r === undefined,
+    );
+    t.is(row, undefined);
+    // The row goes first, then its file (a crash in between leaves a file the sweep removes).
+    const fileLeft = await waitFor(
+      () =>
+        stat(file).then(
+          () => true,
+          () => false,
+        ),
+      (exists) => !exists,
+    );
+    t.false(fileLeft);
+    t.is((await fetch(done.url as string)).status, 404);
+    t.is((await api.call('GET', `/exports/${id}`, u)).status, 404);
+  },
+);
+
+test.serial(
+  'the cleanup fails exports stuck in progress for a day, and sweeps old files no row names and old temporary files',
+  async (t) => {
+    const u = await api.user();
+    await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
+    const stuck = await exportWithoutJob(u);
+    await db
+      .updateTable('tracking_exports')
+      .set({ created_at: sql<Date>`now() - interval '25 hours'`, status: 'running' })
+      .where('id', '=', stuck.id)
+      .execute();
+
+    // A new request is not blocked by it: the stuck one is failed first.
+    const fresh = await api.call('POST', '/exports', u);
+    t.is(fresh.status, 201, JSON.stringify(fresh.body));
+    t.like((await api.call('GET', `/exports/${stuck.id}`, u)).body, {
+      status: 'failed',
+      error: 'the export did not finish in time',
+    });
+
+    const storage = await mkdtemp(path.join(tmpdir(), 'export-cleanup-'));
+    t.teardown(() => rm(storage, { recursive: true, force: true }));
+    const folder = path.join(storage, 'exports');
+    await mkdir(folder, { recursive: true });
+    const old = new Date(Date.now() - (ORPHAN_FILE_AGE_S + 60) * 1000);
+    const orphan = 'a'.repeat(32);
+    const files = {
+      oldOrphan: `${orphan}.zip`,
+      newOrphan: `${'b'.repeat(32)}.zip`,
+      oldTemp: `${fresh.body.id}.zip.0a1b2c3d4e5f.tmp`,
+      oldKnown: `${stuck.id}.zip`,
+      other: 'notes.txt',
+    };
+    for (const name of Object.values(files)) await writeFile(path.join(folder, name), 'x');
+    for (const name of [files.oldOrphan, files.oldTemp, files.oldKnown, files.other])
+      await utimes(path.join(folder, name), old, old);
+    const result = await cleanupExports(db, storage, 3600);
+    t.is(result.orphanFiles, 2);
+    const left = async (name: string) =>
+      stat(path.join(folder, name)).then(
         () => true,
         () => false,
-      ),
-    (exists) => !exists,
-  );
-  t.false(fileLeft);
-  t.is((await fetch(done.url as string)).status, 404);
-  t.is((await api.call('GET', `/exports/${id}`, u)).status, 404);
-});
-
-test('the cleanup fails exports stuck in progress for a day, and sweeps old files no row names and old temporary files', async (t) => {
-  const u = await api.user();
-  await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
-  const stuck = await requestExport(db, u.ldid, 'gpx', 3600);
-  await db.deleteFrom('outbox').where(sql<string>`payload->>'exportId'`, '=', stuck.id).execute();
-  await db
-    .updateTable('tracking_exports')
-    .set({ created_at: sql<Date>`now() - interval '25 hours'`, status: 'running' })
-    .where('id', '=', stuck.id)
-    .execute();
-
-  // A new request is not blocked by it: the stuck one is failed first.
-  const fresh = await api.call('POST', '/exports', u);
-  t.is(fresh.status, 201, JSON.stringify(fresh.body));
-  t.like((await api.call('GET', `/exports/${stuck.id}`, u)).body, {
-    status: 'failed',
-    error: 'the export did not finish in time',
-  });
-
-  const storage = await mkdtemp(path.join(tmpdir(), 'export-cleanup-'));
-  t.teardown(() => rm(storage, { recursive: true, force: true }));
-  const folder = path.join(storage, 'exports');
-  await mkdir(folder, { recursive: true });
-  const old = new Date(Date.now() - (ORPHAN_FILE_AGE_S + 60) * 1000);
-  const orphan = 'a'.repeat(32);
-  const files = {
-    oldOrphan: `${orphan}.zip`,
-    newOrphan: `${'b'.repeat(32)}.zip`,
-    oldTemp: `${fresh.body.id}.zip.0a1b2c3d4e5f.tmp`,
-    oldKnown: `${stuck.id}.zip`,
-    other: 'notes.txt',
-  };
-  for (const name of Object.values(files)) await writeFile(path.join(folder, name), 'x');
-  for (const name of [files.oldOrphan, files.oldTemp, files.oldKnown, files.other])
-    await utimes(path.join(folder, name), old, old);
-  const result = await cleanupExports(db, storage, 3600);
-  t.is(result.orphanFiles, 2);
-  const left = async (name: string) =>
-    stat(path.join(folder, name)).then(
-      () => true,
-      () => false,
-    );
-  t.false(await left(files.oldOrphan));
-  t.false(await left(files.oldTemp));
-  t.true(await left(files.newOrphan), 'too recent');
-  t.true(await left(files.oldKnown), 'its row is still there');
-  t.true(await left(files.other), 'not an export file');
-});
+      );
+    t.false(await left(files.oldOrphan));
+    t.false(await left(files.oldTemp));
+    t.true(await left(files.newOrphan), 'too recent');
+    t.true(await left(files.oldKnown), 'its row is still there');
+    t.true(await left(files.other), 'not an export file');
+  },
+);
 
 test('progress moves activity by activity, in the job and in the row; the export holds the activities created before it', async (t) => {
   const u = await api.user();
   await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
   for (let day = 1; day <= 4; day++) await activityOf(u, `2024-09-0${day}T08:00:00+00:00`, { track: day % 2 === 0 });
-  const row = await requestExport(db, u.ldid, 'gpx', 3600);
-  await db.deleteFrom('outbox').where(sql<string>`payload->>'exportId'`, '=', row.id).execute();
+  const row = await exportWithoutJob(u);
   await activityOf(u, '2024-09-05T08:00:00+00:00');
 
   const storage = await mkdtemp(path.join(tmpdir(), 'export-progress-'));
@@ -463,8 +490,7 @@ test('idempotent: a rerun of a done export does nothing; a rebuild writes the sa
   await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
   await activityOf(u, '2024-10-01T08:00:00+00:00', { track: true });
   await activityOf(u, '2024-10-02T08:00:00+00:00');
-  const row = await requestExport(db, u.ldid, 'gpx', 3600);
-  await db.deleteFrom('outbox').where(sql<string>`payload->>'exportId'`, '=', row.id).execute();
+  const row = await exportWithoutJob(u);
   const storage = await mkdtemp(path.join(tmpdir(), 'export-rerun-'));
   t.teardown(() => rm(storage, { recursive: true, force: true }));
   const options = { storageDir: storage, ttlSeconds: 3600, summaryOf: activityFields };
@@ -495,8 +521,7 @@ test('idempotent: a rerun of a done export does nothing; a rebuild writes the sa
 test('the last failed attempt marks the export failed; an earlier one leaves it to the retry', async (t) => {
   const u = await api.user();
   await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
-  const row = await requestExport(db, u.ldid, 'gpx', 3600);
-  await db.deleteFrom('outbox').where(sql<string>`payload->>'exportId'`, '=', row.id).execute();
+  const row = await exportWithoutJob(u);
   // STORAGE_DIR is a file: the archive's folder cannot be made.
   const dir = await mkdtemp(path.join(tmpdir(), 'export-fail-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -600,8 +625,7 @@ test('an export deleted while its job runs leaves no file behind', async (t) => 
   await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
   await activityOf(u, '2024-11-01T08:00:00+00:00', { track: true });
   await activityOf(u, '2024-11-02T08:00:00+00:00');
-  const row = await requestExport(db, u.ldid, 'gpx', 3600);
-  await db.deleteFrom('outbox').where(sql<string>`payload->>'exportId'`, '=', row.id).execute();
+  const row = await exportWithoutJob(u);
   const storage = await mkdtemp(path.join(tmpdir(), 'export-deleted-'));
   t.teardown(() => rm(storage, { recursive: true, force: true }));
   const outcome = await buildExport(db, row.id, {
