@@ -160,8 +160,15 @@ function demoServices(): ServiceModule[] {
           .get({
             summary: 'One sport',
             handler: ({ params }) => sportById(app.db, params.id),
-            // An operation's own representation beside JSON-LD and JSON (as an activity's GPX).
-            representations: { 'text/csv': (s: Sport) => `id,name\n${s.id},${s.name}\n` },
+            representations: {
+              // An operation's own representation beside JSON-LD and JSON (as an activity's GPX).
+              'text/csv': (s: Sport) => `id,name\n${s.id},${s.name}\n`,
+              // One of the format's own types, written by the operation (as a faster writer would).
+              'application/json': (s: Sport, ctx) => {
+                ctx.set('X-Written-By', 'representation');
+                return JSON.stringify({ id: s.id, name: s.name, active: s.active });
+              },
+            },
           });
         return [router.router];
       },
@@ -270,7 +277,10 @@ test('Hydra item: @context, @id and @type with the fields', async (t) => {
 
 test('the declarations document their operations with the standard errors in the service dialect', async (t) => {
   const doc = (await (await api.fetch('/openapi.json')).json()) as {
-    paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+    paths: Record<
+      string,
+      Record<string, { responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
+    >;
   };
   const hydraGet = doc.paths['/v2/demo_sports/{id}']?.get;
   t.truthy(hydraGet);
@@ -281,6 +291,8 @@ test('the declarations document their operations with the standard errors in the
     'application/json',
     'text/csv',
   ]);
+  // The JSON the operation writes itself is documented with the format's schema.
+  t.truthy(hydraGet?.responses['200']?.content?.['application/json']?.schema);
   const hydraList = doc.paths['/v2/demo_sports']?.get;
   t.deepEqual(Object.keys(hydraList?.responses['200']?.content ?? {}), ['application/ld+json', 'application/json']);
   const jsonApiList = doc.paths['/jsonapi/sports']?.get;
@@ -316,6 +328,7 @@ test("Hydra negotiation: application/json is API Platform's plain JSON (no JSON-
   const item = await get('/v2/demo_sports/121');
   t.regex(item.headers.get('content-type') ?? '', /^application\/json/);
   t.regex(item.headers.get('vary') ?? '', /accept/i);
+  t.is(item.headers.get('x-written-by'), 'representation');
   t.deepEqual(await item.json(), { id: 121, name: 'Running', active: true });
   const list = await json(await get('/v2/demo_sports?limit=3&page=2'));
   t.true(Array.isArray(list.body));

@@ -53,7 +53,8 @@ interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.Zo
   /**
    * Media types this operation also answers in, chosen by the request's `Accept` header against
    * the format's own (Hydra: `application/ld+json`, the default, and `application/json`); a type
-   * none of them offers is a 406. Keyed by media type.
+   * none of them offers is a 406. Keyed by media type; one of the format's own types given here
+   * is written by the representation instead of the format.
    */
   representations?: Record<string, Representation<R>>;
   handler: (input: OperationInput<Q, P, B>) => R | Promise<R>;
@@ -251,7 +252,10 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
   ): Pick<ResponseSpec, 'schema' | 'alternates'> {
     const alternates: Record<string, z.ZodType | undefined> = {};
     for (const alternate of serializer.alternates ?? []) alternates[alternate.contentType] = schema(alternate);
-    for (const type of Object.keys(spec.representations ?? {})) alternates[type] = undefined;
+    // A representation may also take over one of the format's own types (to write it faster):
+    // that type stays documented with the format's schema.
+    for (const type of Object.keys(spec.representations ?? {}))
+      if (type !== serializer.contentType && !(type in alternates)) alternates[type] = undefined;
     return { schema: schema(serializer), ...(Object.keys(alternates).length ? { alternates } : {}) };
   }
 
@@ -283,8 +287,9 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     // operation's own representations. With more than one, `Accept` chooses (406 when it can't).
     const serializers = shape.serializer ? [shape.serializer, ...(shape.serializer.alternates ?? [])] : [];
     const representations = (spec.representations ?? {}) as Record<string, Representation<R>>;
-    const offered = [...serializers.map((s) => s.contentType), ...Object.keys(representations)];
-    if (offered.length > 0 && !shape.serializer) offered.unshift(this.#contentType());
+    const extra = Object.keys(representations);
+    const own = shape.serializer ? serializers.map((s) => s.contentType) : extra.length ? [this.#contentType()] : [];
+    const offered = [...new Set([...own, ...extra])];
     const negotiates = offered.length > 1;
     const fallback = serializers[0] ?? this.#serializer();
     if (negotiates) errors[406] = errorResponse(format, `Accept allows none of ${offered.join(', ')}`);
