@@ -159,7 +159,9 @@ async function entrypointCollections(): Promise<{ name: string; path: string }[]
 
 /** The filters /openapi.json documents for a list (its query parameters, paging aside). */
 async function documentedFilters(path: string): Promise<string[]> {
-  const doc = (await (await api.fetch('/openapi.json')).json()) as {
+  const res = await api.fetch('/openapi.json');
+  if (res.status !== 200) throw new Error(`/openapi.json answered ${res.status}: the filters cannot be compared`);
+  const doc = (await res.json()) as {
     paths: Record<string, { get?: { parameters?: { in: string; name: string }[] } }>;
   };
   const parameters = doc.paths[`/v2${path}`]?.get?.parameters ?? [];
@@ -403,6 +405,38 @@ test('every /v2 response expands with the jsonld package (safe mode), contexts l
     documents.push({ path, body: res.body });
     return res.body;
   };
+  // The caller's own collections get one object each, from the spec's bodies, so their items
+  // (an activity with its datastream and locations, a share embedding it) are expanded too.
+  const me = `/v2/users/${u.ldid}`;
+  const writes = [
+    await api.call('POST', '/activities', u, {
+      body: {
+        name: 'Morning run',
+        user: me,
+        sport: '/v2/sports/121',
+        startdate: '2024-05-01T08:30:00+02:00',
+        duration: 20,
+        dataSummaries: { '5': 60, '24': 20 },
+        datastream: { '0': { '5': 0, '1': 120 }, '10': { '5': 30, '1': 130, '20': 1 }, '20': { '5': 60 } },
+        locations: {
+          '0': { latitude: 50.63, longitude: 3.06, elevation: 20 },
+          '20': { latitude: 50.6305, longitude: 3.0605, elevation: 21 },
+        },
+      },
+    }),
+    await api.call('POST', '/user_measures', u, {
+      body: { user: me, datatype: '/v2/datatypes/181', value: 72500, date: '2024-05-01T08:30:00+02:00' },
+    }),
+  ];
+  for (const w of writes) {
+    t.is(w.status, 201, JSON.stringify(w.body));
+    documents.push({ path: '/activities', body: w.body });
+  }
+  const share = await api.call('POST', '/share_activities', u, {
+    body: { user: me, activity: writes[0]?.body['@id'] },
+  });
+  t.is(share.status, 201, JSON.stringify(share.body));
+  documents.push({ path: '/share_activities', body: share.body });
   await keep('/', null);
   await keep('/docs.jsonld', null);
   for (const type of ['Entrypoint', 'DemoSport', 'ConstraintViolationList', 'Error'])
