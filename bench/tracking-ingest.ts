@@ -11,7 +11,7 @@ import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
-import { float8ArrayParam, int4ArrayParam, trackToEwkb } from '../shared/tracking/activity-binary.ts';
+import { channelBytes, int4ArrayParam, trackToEwkb } from '../shared/tracking/activity-binary.ts';
 import { datastreamFromJson, summariesFromJson, trackFromJson } from '../shared/tracking/activity-content.ts';
 import { deriveActivityFields } from '../shared/tracking/activity-derived.ts';
 import { ensureTrackingUser } from '../shared/tracking/users.ts';
@@ -114,7 +114,7 @@ function plainRows(body: Json) {
     points: track.elapsed.length,
     track: trackToEwkb(track),
     elapsed: int4ArrayParam(datastream.elapsed),
-    channels: [...datastream.channels].map(([id, values]) => [id, float8ArrayParam(values)] as const),
+    channels: [...datastream.channels].map(([id, values]) => [id, channelBytes(values)] as const),
   };
 }
 
@@ -139,7 +139,7 @@ async function plainInsert(pool: pg.Pool, userId: string, rows: ReturnType<typeo
       id,
       rows.elapsed,
     ]);
-    const values = rows.channels.map((_, i) => `($1, $${2 + i * 2}::int, $${3 + i * 2}::float8[])`).join(', ');
+    const values = rows.channels.map((_, i) => `($1, $${2 + i * 2}::int, $${3 + i * 2}::bytea)`).join(', ');
     await client.query(`insert into activity_stream_channels (activity_id, datatype_id, "values") values ${values}`, [
       id,
       ...rows.channels.flat(),

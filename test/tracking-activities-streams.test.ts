@@ -2,8 +2,8 @@ import test from 'ava';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import {
-  float8ArrayFromBinary,
-  float8ArrayParam,
+  channelBytes,
+  channelFromBytes,
   int4ArrayFromBinary,
   int4ArrayParam,
   trackFromWkb,
@@ -58,16 +58,21 @@ test('JsonWriter.number: every finite double is written as JSON that parses back
   t.is(written(1e-7), '1e-7');
 });
 
-test('binary codecs: float8[] (NaN as NULL), int4[] and the EWKB track round-trip through PostgreSQL', async (t) => {
+/** A float8[] literal that keeps -0 (the driver's own conversion writes it as 0). */
+const float8Literal = (values: (number | null)[]) =>
+  `{${values.map((v) => (v === null ? 'NULL' : Object.is(v, -0) ? '-0' : String(v))).join(',')}}`;
+
+test('binary codecs: channel bytes (NaN where absent), int4[] and the EWKB track round-trip through PostgreSQL; SQL reads and writes channels', async (t) => {
+  const double = fc.double({ noNaN: true, noDefaultInfinity: true });
   await fc.assert(
     fc.asyncProperty(
-      fc.array(fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: null }), { maxLength: 50 }),
+      fc.array(fc.option(double, { nil: null }), { maxLength: 50 }),
       fc.array(fc.integer({ min: 0, max: ACTIVITY_LIMITS.maxSeconds }), { maxLength: 50 }),
       fc.array(
         fc.record({
           lat: fc.double({ min: -90, max: 90, noNaN: true }),
           lon: fc.double({ min: -180, max: 180, noNaN: true }),
-          ele: fc.option(fc.double({ noNaN: true, noDefaultInfinity: true }), { nil: null }),
+          ele: fc.option(double, { nil: null }),
         }),
         { minLength: 1, maxLength: 30 },
       ),
@@ -80,22 +85,40 @@ test('binary codecs: float8[] (NaN as NULL), int4[] and the EWKB track round-tri
           longitude: Float64Array.from(points, (p) => p.lon),
           elevation: Float64Array.from(points, (p) => p.ele ?? Number.NaN),
         };
-        const { rows } = await sql<{ f: Buffer; i: Buffer; g: Buffer; e: Buffer; stored: (number | null)[] }>`
-          select array_send(${float8ArrayParam(floats)}::float8[]) as f,
-                 ${float8ArrayParam(floats)}::float8[] as stored,
+        type Row = { c: Buffer; sqlValues: (number | null)[]; sqlBytes: Buffer; i: Buffer; g: Buffer; e: Buffer };
+        const { rows } = await sql<Row>`
+          select ${channelBytes(floats)}::bytea as c,
+                 activity_channel_values(${channelBytes(floats)}::bytea) as "sqlValues",
+                 activity_channel_bytes(${float8Literal(values)}::float8[]) as "sqlBytes",
                  array_send(${int4ArrayParam(elapsed)}::int4[]) as i,
                  ST_AsBinary(${trackToEwkb(track)}::geometry) as g,
                  ST_AsEWKB(${trackToEwkb(track)}::geometry) as e`.execute(db);
-        const row = rows[0] as { f: Buffer; i: Buffer; g: Buffer; e: Buffer; stored: (number | null)[] };
-        t.deepEqual(float8ArrayFromBinary(row.f), floats);
-        t.deepEqual(row.stored, values);
-        t.deepEqual(int4ArrayFromBinary(row.i), elapsed);
-        t.deepEqual(trackFromWkb(row.g), track);
-        t.deepEqual(trackFromWkb(row.e), track);
+        const row = rows[0] as Row;
+        const same = (a: Float64Array, b: Float64Array) =>
+          a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+        return (
+          same(channelFromBytes(row.c), floats) &&
+          // SQL reads the bytes as the float8[] of 0040 (NULL where absent) and writes them back.
+          row.sqlValues.length === values.length &&
+          row.sqlValues.every((v, i) => Object.is(v, values[i])) &&
+          row.sqlBytes.equals(channelBytes(floats)) &&
+          int4ArrayFromBinary(row.i).every((v, i) => v === elapsed[i]) &&
+          JSON.stringify([...trackFromWkb(row.g).elevation]) === JSON.stringify([...track.elevation]) &&
+          trackFromWkb(row.g).latitude.every((v, i) => v === track.latitude[i]) &&
+          trackFromWkb(row.e).longitude.every((v, i) => v === track.longitude[i]) &&
+          trackFromWkb(row.e).elapsed.every((v, i) => v === track.elapsed[i])
+        );
       },
     ),
-    { numRuns: 100 },
+    { numRuns: 200 },
   );
+  // Extremes: subnormals, the largest doubles, -0.
+  const extremes = [5e-324, -5e-324, 2.2250738585072014e-308, Number.MAX_VALUE, -Number.MAX_VALUE, -0, 0, 1];
+  const { rows } = await sql<{ v: number[] }>`
+    select activity_channel_values(${channelBytes(Float64Array.from(extremes))}::bytea) as v`.execute(db);
+  t.true(rows[0]?.v.every((v, i) => Object.is(v, extremes[i])));
+  t.is(channelFromBytes(Buffer.alloc(0)).length, 0);
+  t.throws(() => channelFromBytes(Buffer.alloc(7)));
 });
 
 /** Datatypes of the seeded referential a device commonly records. */

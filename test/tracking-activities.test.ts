@@ -200,7 +200,7 @@ test('a single location is stored (as a Point) and read back; samples without va
   t.deepEqual(track, { points: 1, wkt: 'POINT ZM (151.2 -33.9 NaN 7)' });
 });
 
-test('the track is a LineStringZM in SRID 4326 (usable by PostGIS); the datastream one float8[] per datatype', async (t) => {
+test('the track is a LineStringZM in SRID 4326 (usable by PostGIS); the datastream one row of float64 bytes per datatype, readable from SQL', async (t) => {
   const u = await api.user();
   const a = await created(u, {
     locations: {
@@ -233,9 +233,10 @@ test('the track is a LineStringZM in SRID 4326 (usable by PostGIS); the datastre
     .where('activity_id', '=', a.id)
     .executeTakeFirstOrThrow();
   t.deepEqual(stream.elapsed, [0, 1, 2]);
+  // Stored as float64 bytes; activity_channel_values reads them from SQL (NULL where a sample has none).
   const channels = await db
     .selectFrom('activity_stream_channels')
-    .select(['datatype_id', 'values'])
+    .select(['datatype_id', sql<(number | null)[]>`activity_channel_values("values")`.as('values')])
     .where('activity_id', '=', a.id)
     .orderBy('datatype_id')
     .execute();
@@ -752,4 +753,26 @@ test('the store without HTTP: createActivity refuses another user; readActivityC
   t.truthy(await readActivityContent(db, row.id, u.ldid));
   t.is(await readActivityContent(db, row.id, 'someone-else'), undefined);
   t.is(await readActivityContent(db, 'f'.repeat(32)), undefined);
+});
+
+test('/openapi.json documents the activity operations: body members, the 413, both media types of GET one', async (t) => {
+  const doc = (await (await api.fetch('/openapi.json')).json()) as {
+    paths: Record<string, Record<string, Record<string, unknown>>>;
+  };
+  const collection = doc.paths['/v2/activities'];
+  const item = doc.paths['/v2/activities/{id}'];
+  t.truthy(collection?.get);
+  t.deepEqual(Object.keys(item ?? {}).sort(), ['delete', 'get', 'put']);
+  const post = collection?.post as {
+    requestBody: { content: Record<string, { schema: unknown }> };
+    responses: Record<string, unknown>;
+  };
+  t.truthy(post.responses['413']);
+  t.truthy(post.responses['422']);
+  const body = JSON.stringify(post.requestBody);
+  for (const member of ['datastream', 'locations', 'dataSummaries', 'userDevice', 'connector', 'location'])
+    t.true(body.includes(`"${member}"`), member);
+  const get = item?.get as { responses: Record<string, { content?: Record<string, unknown> }> };
+  const types = Object.keys(get.responses['200']?.content ?? {});
+  t.true(types.includes('application/ld+json') && types.includes('application/json'), types.join());
 });

@@ -187,9 +187,10 @@ const streamObject = (description: string, example: unknown, sample: Record<stri
       (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
       'must be an object keyed by elapsed seconds',
     )
+    // On the custom schema itself: what it documents in /openapi.json (zod cannot describe it).
+    .meta({ description, example, override: { type: 'object', additionalProperties: sample } })
     .nullable()
-    .optional()
-    .meta({ description, example, override: { type: 'object', additionalProperties: sample } });
+    .optional();
 const reference = z
   .union([z.string().max(255), z.number()])
   .nullable()

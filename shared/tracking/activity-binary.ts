@@ -1,18 +1,19 @@
+import { endianness } from 'node:os';
 import type { Track } from './activity-data.ts';
 
 /**
  * Stream columns in binary, both ways, so no sample is ever formatted or parsed as text on its
- * way to or from PostgreSQL. node-postgres sends a Buffer parameter in binary format: a
- * `float8[]`/`int4[]` parameter is then read by PostgreSQL's `array_recv` and a `geometry` one
- * by PostGIS's WKB reader. Reads select `array_send(column)` and `ST_AsBinary(track)`.
+ * way to or from PostgreSQL. node-postgres sends a Buffer parameter in binary format: an `int4[]`
+ * parameter is read by PostgreSQL's `array_recv`, a `geometry` one by PostGIS's WKB reader, a
+ * channel (bytea) is stored as sent. Reads select `array_send(elapsed)`, `ST_AsBinary(track)` and
+ * the channel bytes (base64-encoded: the driver reads text).
  */
 
-const FLOAT8_OID = 701;
 const INT4_OID = 23;
 const SRID = 4326;
 
-/** PostgreSQL's binary array header: ndim, has-nulls flag, element type, then size and lower bound. */
-function arrayHeader(buf: Buffer, n: number, hasNulls: boolean, elementOid: number): number {
+/** PostgreSQL's binary array header: ndim, no-nulls flag, element type, then size and lower bound. */
+function arrayHeader(buf: Buffer, n: number, elementOid: number): number {
   if (n === 0) {
     buf.writeInt32BE(0, 0);
     buf.writeInt32BE(0, 4);
@@ -20,33 +21,32 @@ function arrayHeader(buf: Buffer, n: number, hasNulls: boolean, elementOid: numb
     return 12;
   }
   buf.writeInt32BE(1, 0);
-  buf.writeInt32BE(hasNulls ? 1 : 0, 4);
+  buf.writeInt32BE(0, 4);
   buf.writeUInt32BE(elementOid, 8);
   buf.writeInt32BE(n, 12);
   buf.writeInt32BE(1, 16);
   return 20;
 }
 
-/** A `float8[]` parameter; NaN is sent as NULL (a sample without a value of this datatype). */
-export function float8ArrayParam(values: Float64Array): Buffer {
-  let nulls = 0;
-  for (const v of values) if (Number.isNaN(v)) nulls++;
-  const n = values.length;
-  const buf = Buffer.allocUnsafe(20 + (n - nulls) * 12 + nulls * 4);
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
-  let o = arrayHeader(buf, n, nulls > 0, FLOAT8_OID);
-  for (let i = 0; i < n; i++) {
-    const v = values[i] as number;
-    if (Number.isNaN(v)) {
-      view.setInt32(o, -1);
-      o += 4;
-    } else {
-      view.setInt32(o, 8);
-      view.setFloat64(o + 4, v);
-      o += 12;
-    }
-  }
-  return buf.subarray(0, o);
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/**
+ * A datastream channel as stored (activity_stream_channels.values, migration 0047): float64
+ * little-endian, NaN where a sample has no value. On a little-endian machine, the array's own bytes.
+ */
+export function channelBytes(values: Float64Array): Buffer {
+  const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+  return LITTLE_ENDIAN ? bytes : Buffer.from(bytes).swap64();
+}
+
+/** A stored channel back to its values (a copy: the driver's buffer need not be 8-byte aligned). */
+export function channelFromBytes(buf: Buffer): Float64Array {
+  if (buf.length % 8 !== 0) throw new Error(`channel of ${buf.length} bytes, not a whole number of float64`);
+  const out = new Float64Array(buf.length / 8);
+  const bytes = new Uint8Array(out.buffer);
+  bytes.set(buf);
+  if (!LITTLE_ENDIAN) Buffer.from(out.buffer).swap64();
+  return out;
 }
 
 /** An `int4[]` parameter. */
@@ -54,7 +54,7 @@ export function int4ArrayParam(values: Int32Array): Buffer {
   const n = values.length;
   const buf = Buffer.allocUnsafe(20 + n * 8);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
-  let o = arrayHeader(buf, n, false, INT4_OID);
+  let o = arrayHeader(buf, n, INT4_OID);
   for (let i = 0; i < n; i++) {
     view.setInt32(o, 4);
     view.setInt32(o + 4, values[i] as number);
@@ -71,24 +71,6 @@ function arrayBody(buf: Buffer, elementOid: number): { offset: number; n: number
   if (ndim === 0) return { offset: 12, n: 0 };
   if (ndim !== 1) throw new Error(`binary array of ${ndim} dimensions, expected 1`);
   return { offset: 20, n: buf.readInt32BE(12) };
-}
-
-/** `array_send(float8[])` back to values; NULL elements become NaN. */
-export function float8ArrayFromBinary(buf: Buffer): Float64Array {
-  const { offset, n } = arrayBody(buf, FLOAT8_OID);
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
-  const out = new Float64Array(n);
-  let o = offset;
-  for (let i = 0; i < n; i++) {
-    if (view.getInt32(o) === -1) {
-      out[i] = Number.NaN;
-      o += 4;
-    } else {
-      out[i] = view.getFloat64(o + 4);
-      o += 12;
-    }
-  }
-  return out;
 }
 
 /** `array_send(int4[])` back to values (the column has no NULLs). */

@@ -15,6 +15,7 @@ import * as m0042 from './0042_share_activities.ts';
 import * as m0044 from './0044_activities.ts';
 import * as m0045 from './0045_records.ts';
 import * as m0046 from './0046_tracking_exports.ts';
+import * as m0047 from './0047_activity_channels_bytea.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0044_activities': m0044,
   '0045_records': m0045,
   '0046_tracking_exports': m0046,
+  '0047_activity_channels_bytea': m0047,
 };

@@ -102,8 +102,11 @@ export interface ActivityDatastreamsTable {
 export interface ActivityStreamChannelsTable {
   activity_id: string;
   datatype_id: number;
-  /** Aligned on activity_datastreams.elapsed; null where that sample has no value of the datatype. */
-  values: (number | null)[];
+  /**
+   * Aligned on activity_datastreams.elapsed: float64 little-endian, NaN where that sample has no
+   * value of the datatype (migration 0047; `activity_channel_values(values)` gives a float8[] in SQL).
+   */
+  values: Buffer;
 }
 
 export interface UserMeasuresTable extends Stamps {
