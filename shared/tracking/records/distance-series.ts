@@ -82,38 +82,16 @@ function cleanFastest(elapsed: Int32Array, values: Float64Array, n: number, maxS
   return fastest;
 }
 
-const EARTH_RADIUS_M = 6_371_008.8;
 const RAD = Math.PI / 180;
+/** Metres per degree of arc on the mean Earth radius (the haversine's). */
+const METRES_PER_DEGREE = 6_371_008.8 * RAD;
 /** Beyond this step (degrees, about 1 km), the flat approximation gives way to the haversine. */
 const FLAT_STEP_DEG = 0.01;
-/** The cosine of the latitude is recomputed when the latitude moves this much (about 55 m). */
-const COS_REFRESH_DEG = 0.0005;
-
 /**
- * Metres between consecutive GPS points. At 1 Hz a step is a few metres, where the equirectangular
- * formula agrees with the haversine to far better than GPS accuracy, for a fraction of its cost
- * (no trigonometry per point: the latitude's cosine is cached while the latitude barely moves).
+ * The cosine of the latitude is recomputed when the latitude moves this much (about 55 m): the
+ * error stays under 1e-4 of the distance up to latitude 85°, far below GPS accuracy.
  */
-class StepMeter {
-  #cosLatitude = 1;
-  #latitude = Number.NaN;
-
-  metres(lat1: number, lon1: number, lat2: number, lon2: number): number {
-    const dLat = lat2 - lat1;
-    let dLon = lon2 - lon1;
-    if (dLon > 180) dLon -= 360;
-    else if (dLon < -180) dLon += 360;
-    if (Math.abs(dLat) > FLAT_STEP_DEG || Math.abs(dLon) > FLAT_STEP_DEG)
-      return distanceKm([lon1, lat1], [lon2, lat2]) * 1000;
-    const mid = lat1 + dLat / 2;
-    if (!(Math.abs(mid - this.#latitude) <= COS_REFRESH_DEG)) {
-      this.#latitude = mid;
-      this.#cosLatitude = Math.cos(mid * RAD);
-    }
-    const x = dLon * this.#cosLatitude;
-    return Math.sqrt(x * x + dLat * dLat) * RAD * EARTH_RADIUS_M;
-  }
-}
+const COS_REFRESH_DEG = 0.0005;
 
 const validPosition = (lat: number, lon: number) => lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180;
 
@@ -125,18 +103,91 @@ const validPosition = (lat: number, lon: number) => lat >= -90 && lat <= 90 && l
  * second becomes the new reference and the jump adds nothing. Null under two usable points.
  */
 export function distanceFromTrack(track: Track, maxSpeed: number): DistanceSeries | null {
-  const { elapsed, latitude, longitude } = track;
-  const n = Math.min(elapsed.length, latitude.length, longitude.length);
-  const time = new Int32Array(n);
+  const n = Math.min(track.elapsed.length, track.latitude.length, track.longitude.length);
+  if (n < 2) return null;
   const distance = new Float64Array(n);
-  const meter = new StepMeter();
+  // Most tracks need no guard: one plain pass, the elapsed seconds used as they are.
+  const fastest = scanCleanTrack(track, n, maxSpeed, distance);
+  if (fastest >= 0) return { time: track.elapsed.subarray(0, n), distance, fastest };
+  const time = new Int32Array(n);
+  const m = scanTrack(track, n, maxSpeed, time, distance);
+  return m >= 2 ? { time: time.subarray(0, m), distance: distance.subarray(0, m), fastest: scannedFastest } : null;
+}
+
+/**
+ * The track's cumulative distance when every point is valid, ascending in time, a short step (the
+ * flat formula's range) and within the speed cap: its fastest step, or -1 at the first point that
+ * needs scanTrack's care.
+ */
+function scanCleanTrack(track: Track, n: number, maxSpeed: number, distance: Float64Array): number {
+  const { elapsed, latitude, longitude } = track;
+  let lat0 = latitude[0] as number;
+  let lon0 = longitude[0] as number;
+  let t0 = elapsed[0] as number;
+  if (!validPosition(lat0, lon0)) return -1;
+  let cosAt = lat0;
+  let cosLatitude = Math.cos(lat0 * RAD);
+  let total = 0;
+  let fastest = 0;
+  distance[0] = 0;
+  for (let i = 1; i < n; i++) {
+    const t = elapsed[i] as number;
+    const lat = latitude[i] as number;
+    const lon = longitude[i] as number;
+    const dLat = lat - lat0;
+    const dLon = lon - lon0;
+    const dt = t - t0;
+    // NaN fails every comparison; a valid previous point and a short step keep this one in range
+    // but for the poles and the antimeridian, which the range check catches.
+    if (
+      !(dt > 0 && dLat < FLAT_STEP_DEG && dLat > -FLAT_STEP_DEG && dLon < FLAT_STEP_DEG && dLon > -FLAT_STEP_DEG) ||
+      !validPosition(lat, lon)
+    )
+      return -1;
+    const mid = lat0 + dLat / 2;
+    if (!(Math.abs(mid - cosAt) <= COS_REFRESH_DEG)) {
+      cosAt = mid;
+      cosLatitude = Math.cos(mid * RAD);
+    }
+    const x = dLon * cosLatitude;
+    const step = Math.sqrt(x * x + dLat * dLat) * METRES_PER_DEGREE;
+    if (step > maxSpeed * dt) return -1;
+    if (step > fastest * dt) fastest = step / dt;
+    total += step;
+    distance[i] = total;
+    lat0 = lat;
+    lon0 = lon;
+    t0 = t;
+  }
+  return fastest;
+}
+
+/**
+ * The fastest step of the last scanTrack. The loop lives in its own function that ends with a
+ * bare return, and hands this over through a module variable: V8 compiles a long loop on the fly
+ * (on-stack replacement) during the first call, and code after the loop compiled then, before it
+ * ever ran, made every later call fall back to the interpreter there.
+ */
+let scannedFastest = 0;
+
+/** distanceFromTrack's loop: fills `time` and `distance`, returns how many points were kept. */
+function scanTrack(track: Track, n: number, maxSpeed: number, time: Int32Array, distance: Float64Array): number {
+  const { elapsed, latitude, longitude } = track;
   let m = 0;
   let total = 0;
   let fastest = 0;
   let lastTime = Number.NEGATIVE_INFINITY;
   // The last kept point, and the last dropped one (-1: none since the last kept point).
   let kept = -1;
+  let keptLat = 0;
+  let keptLon = 0;
+  let keptTime = 0;
   let dropped = -1;
+  // At 1 Hz a step is a few metres, where the equirectangular formula agrees with the haversine
+  // far better than GPS accuracy, for a fraction of its cost: the latitude's cosine is cached while
+  // the latitude moves less than COS_REFRESH_DEG; long steps take the haversine.
+  let cosLatitude = 1;
+  let cosAt = Number.NaN;
   for (let i = 0; i < n; i++) {
     const t = elapsed[i] as number;
     const lat = latitude[i] as number;
@@ -144,15 +195,30 @@ export function distanceFromTrack(track: Track, maxSpeed: number): DistanceSerie
     if (!(t > lastTime) || !validPosition(lat, lon)) continue;
     lastTime = t;
     if (kept >= 0) {
-      const step = meter.metres(latitude[kept] as number, longitude[kept] as number, lat, lon);
-      const dt = t - (elapsed[kept] as number);
+      const dLat = lat - keptLat;
+      let dLon = lon - keptLon;
+      if (dLon > 180) dLon -= 360;
+      else if (dLon < -180) dLon += 360;
+      let step: number;
+      if (dLat > FLAT_STEP_DEG || dLat < -FLAT_STEP_DEG || dLon > FLAT_STEP_DEG || dLon < -FLAT_STEP_DEG) {
+        step = distanceKm([keptLon, keptLat], [lon, lat]) * 1000;
+      } else {
+        const mid = keptLat + dLat / 2;
+        if (!(Math.abs(mid - cosAt) <= COS_REFRESH_DEG)) {
+          cosAt = mid;
+          cosLatitude = Math.cos(mid * RAD);
+        }
+        const x = dLon * cosLatitude;
+        step = Math.sqrt(x * x + dLat * dLat) * METRES_PER_DEGREE;
+      }
+      const dt = t - keptTime;
       if (step <= maxSpeed * dt) {
         total += step;
         if (step > fastest * dt) fastest = step / dt;
       } else {
         const agrees =
           dropped >= 0 &&
-          meter.metres(latitude[dropped] as number, longitude[dropped] as number, lat, lon) <=
+          distanceKm([longitude[dropped] as number, latitude[dropped] as number], [lon, lat]) * 1000 <=
             maxSpeed * (t - (elapsed[dropped] as number));
         if (!agrees) {
           dropped = i;
@@ -161,10 +227,14 @@ export function distanceFromTrack(track: Track, maxSpeed: number): DistanceSerie
       }
     }
     kept = i;
+    keptLat = lat;
+    keptLon = lon;
+    keptTime = t;
     dropped = -1;
     time[m] = t;
     distance[m] = total;
     m++;
   }
-  return m >= 2 ? { time: time.subarray(0, m), distance: distance.subarray(0, m), fastest } : null;
+  scannedFastest = fastest;
+  return m;
 }
