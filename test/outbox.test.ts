@@ -95,3 +95,52 @@ test('job ids that BullMQ would refuse are rejected when written', async (t) => 
   await t.throwsAsync(() => enqueueInTransaction(db, [thumbnailJob(5), withId('')]), { message: /is empty/ });
   t.is(await pendingOutboxCount(db), before, 'nothing written, not even the valid job of the batch');
 });
+
+test.serial(
+  'a kick during a pass is not lost: the row it announces is relayed at once, not at the next poll',
+  async (t) => {
+    const prefix = uniquePrefix();
+    const url = 'redis://127.0.0.1:6379';
+    const connection = createRedis(url, 'producer');
+    await new Promise((r) => connection.once('ready', r));
+    // The first addBulk waits at a gate, so the second row is committed and kicked mid-pass.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let calls = 0;
+    class GatedQueues extends QueueSet {
+      override get(name: Parameters<QueueSet['get']>[0]) {
+        const queue = super.get(name);
+        const addBulk = queue.addBulk.bind(queue);
+        queue.addBulk = async (jobs) => {
+          if (calls++ === 0) await gate;
+          return addBulk(jobs);
+        };
+        return queue;
+      }
+    }
+    const queues = new GatedQueues(connection, prefix);
+    // Polls far apart: only a kick can make the second row go soon.
+    const relay = new OutboxRelay(db, queues, 60_000);
+    t.teardown(async () => {
+      await relay.stop();
+      await queues.close();
+      connection.disconnect();
+    });
+    await db.transaction().execute((trx) => enqueueInTransaction(trx, thumbnailJob(31)));
+    relay.start();
+    while (calls === 0) await new Promise((r) => setTimeout(r, 10));
+    await db.transaction().execute((trx) => enqueueInTransaction(trx, thumbnailJob(32)));
+    relay.kick();
+    release();
+    const started = Date.now();
+    while ((await pendingOutboxCount(db)) > 0 && Date.now() - started < 10_000)
+      await new Promise((r) => setTimeout(r, 20));
+    t.is(await pendingOutboxCount(db), 0, 'both rows relayed well before the next poll');
+    t.deepEqual(await jobIds(url, prefix, 'thumbnails'), [
+      'thumb-places_p_121_img-31_png',
+      'thumb-places_p_121_img-32_png',
+    ]);
+  },
+);

@@ -84,6 +84,8 @@ export class OutboxRelay {
   #stopped = false;
   #lastPurge = 0;
   #failures = 0;
+  /** A kick came during the running pass. */
+  #again = false;
   readonly db: Kysely<Database>;
   readonly queues: QueueSet;
   readonly intervalMs: number;
@@ -107,9 +109,15 @@ export class OutboxRelay {
     this.#schedule(0);
   }
 
-  /** Asks for a pass now (e.g. right after a commit that wrote outbox rows). */
+  /**
+   * Asks for a pass now (e.g. right after a commit that wrote outbox rows). A kick during a pass
+   * makes another pass follow at once: that pass may have read the outbox before the kicker's
+   * commit, and the row would otherwise wait for the next poll.
+   */
   kick(): void {
-    if (!this.#stopped && !this.#running) this.#schedule(0);
+    if (this.#stopped) return;
+    if (this.#running) this.#again = true;
+    else this.#schedule(0);
   }
 
   #schedule(delay: number): void {
@@ -124,6 +132,8 @@ export class OutboxRelay {
 
   async #pass(): Promise<void> {
     let next = this.intervalMs;
+    // Kicks from now on are for commits this pass may not see.
+    this.#again = false;
     try {
       if ((await relayOutboxBatch(this.db, this.queues)) >= 200) next = 0;
       this.#failures = 0;
@@ -135,8 +145,9 @@ export class OutboxRelay {
       // Redis or Postgres unavailable: back off exponentially up to 5 s.
       if (this.#failures++ > 0) this.onError(error);
       next = Math.min(5_000, this.intervalMs * 2 ** this.#failures);
+      this.#again = false;
     }
-    if (!this.#stopped) this.#schedule(next);
+    if (!this.#stopped) this.#schedule(this.#again ? 0 : next);
   }
 
   async stop(): Promise<void> {
