@@ -68,6 +68,14 @@ export const envSchema = z.object({
   BODY_LIMIT: byteSize.default('1mb'),
   /** Largest body of POST /v2/activities: an activity with its streams (24 h at 1 Hz is about 10 MB). */
   ACTIVITY_BODY_LIMIT: byteSize.default('32mb'),
+  /** Largest GPX, TCX or FIT file POST /v2/activities takes (raw or multipart; docs/tracking-files.md). */
+  ACTIVITY_FILE_LIMIT: byteSize.default('16mb'),
+  /** Worker threads reading imported files, per API process (parsing is CPU-bound, off the event loop). */
+  IMPORT_THREADS: z.coerce.number().int().min(1).max(32).default(1),
+  /** Longest an import may run in its thread before it is stopped (413). */
+  IMPORT_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
+  /** Imports waiting for a free thread, per API process; beyond, 503 with Retry-After. */
+  IMPORT_QUEUE: z.coerce.number().int().min(0).max(10_000).default(16),
   CORS_ORIGINS: z.string().default('*'),
   RATE_LIMIT_ENABLED: bool.default(true),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(600),
@@ -100,6 +108,7 @@ export interface Config extends Env {
   issuer: string;
   bodyLimitBytes: number;
   activityBodyLimitBytes: number;
+  activityFileLimitBytes: number;
   corsOrigins: string[] | '*';
 }
 
@@ -134,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     issuer: (e.AUTH_ISSUER ?? e.PUBLIC_URL).replace(/\/$/, ''),
     bodyLimitBytes: bytes(e.BODY_LIMIT),
     activityBodyLimitBytes: bytes(e.ACTIVITY_BODY_LIMIT),
+    activityFileLimitBytes: bytes(e.ACTIVITY_FILE_LIMIT),
     corsOrigins: origins.length === 0 || origins.includes('*') ? '*' : origins,
   };
 }

@@ -13,6 +13,16 @@ export class OpenApiRegistry {
     this.#document = undefined;
   }
 
+  /** Changes an operation added before (a route that also takes other bodies, declared elsewhere). */
+  extend(
+    koaPath: string,
+    method: HttpMethod,
+    change: (operation: ZodOpenApiOperationObject | undefined) => ZodOpenApiOperationObject,
+  ): void {
+    const path = koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    this.add(koaPath, method, change(this.#paths[path]?.[method]));
+  }
+
   document(serverUrl: string): ReturnType<typeof createDocument> {
     this.#document ??= createDocument({
       openapi: '3.1.0',

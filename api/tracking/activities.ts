@@ -25,6 +25,7 @@ import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, itemIri } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
+import { activityFileRepresentations, activityFiles } from './activity-files.ts';
 import { trackingCaller } from './identity.ts';
 import {
   dateFilterOf,
@@ -347,6 +348,8 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
   const caller = (principal: Parameters<typeof trackingCaller>[1]) => trackingCaller(app, principal);
   const detail = (jsonLd: boolean) => (found: unknown, _ctx: Context) =>
     activityDocument(found as { row: ActivityRow; content: ActivityContent }, jsonLd);
+  // Files (docs/tracking-files.md): declared first, so their routes are matched before the JSON ones.
+  const files = activityFiles(router, app, activityView as HydraView<never>);
   new Resource(router, app, {
     path: PATH,
     itemPath: '/:id',
@@ -396,7 +399,11 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
     })
     .get({
       summary: 'One activity of the caller, with its datastream and locations',
-      representations: { 'application/ld+json': detail(true), 'application/json': detail(false) },
+      representations: {
+        'application/ld+json': detail(true),
+        'application/json': detail(false),
+        ...activityFileRepresentations,
+      },
       handler: async ({ params, principal }) => findActivityContent(db, (await caller(principal)).id, params.id),
     })
     .update({
@@ -425,4 +432,5 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
         app.relay.kick();
       },
     });
+  files.document();
 }

@@ -19,6 +19,7 @@ import { contextIri } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { activityFields } from './activities.ts';
+import { activityFileRepresentations } from './activity-files.ts';
 import { trackingCaller } from './identity.ts';
 import { formatDateTime, iriOf, listFilterOf, listFilterShape, pagingShape, writeBody } from './schemas.ts';
 import { SHARE_PAGE_CSP, sharePageHtml } from './share-page.ts';
@@ -191,9 +192,9 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
     .get({
       summary: 'A shared activity, for anyone holding its token (API key only)',
       description:
-        'Needs only `x-api-key` (no bearer token). `Accept: application/ld+json` (default) or `application/json` answers the share with the whole Activity (datastream and locations); `text/html` answers a page showing the activity: its track, summary and charts of speed, heart rate and elevation, with no external resource (strict Content-Security-Policy). A revoked or unknown token is a 404.',
+        'Needs only `x-api-key` (no bearer token). `Accept: application/ld+json` (default) or `application/json` answers the share with the whole Activity (datastream and locations); `text/html` answers a page showing the activity: its track, summary and charts of speed, heart rate and elevation, with no external resource (strict Content-Security-Policy). A revoked or unknown token is a 404. `application/gpx+xml` and `application/tcx+xml` answer the activity as GPX 1.1 or TCX v2 (docs/tracking-files.md).',
       access: 'key',
-      representations,
+      representations: { ...representations, ...activityFileRepresentations },
       handler: async ({ params }) => sharedActivityContent(db, await shareByToken(db, params.id)),
     })
     .remove({

@@ -1,0 +1,540 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { isMainThread, threadId } from 'node:worker_threads';
+import test from 'ava';
+import { activityImportPool } from '../api/tracking/activity-files.ts';
+import { DATATYPE } from '../shared/tracking/activity-data.ts';
+import { FILE_IMPORT_CONNECTOR_ID, storageProblem } from '../shared/tracking/activity-import.ts';
+import { ImportError } from '../shared/tracking/formats/import-error.ts';
+import { ActivityImportPool, ImportPoolBusyError } from '../shared/tracking/import-pool.ts';
+import { startWorkers } from '../workers/worker.ts';
+import { testConfig } from './helpers/app.ts';
+import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
+
+const FIXTURES = fileURLToPath(new URL('./fixtures/tracking/', import.meta.url));
+const fixture = (name: string) => readFile(path.join(FIXTURES, name));
+const SCHEMAS = {
+  gpx: path.join(FIXTURES, 'schemas/gpx-1.1.xsd'),
+  tcx: path.join(FIXTURES, 'schemas/TrainingCenterDatabasev2.xsd'),
+};
+const MEDIA = { gpx: 'application/gpx+xml', tcx: 'application/tcx+xml', fit: 'application/vnd.ant.fit' } as const;
+const run = promisify(execFile);
+
+// Every test of the file runs at once: the queue must take them all (its limit has its own test).
+const api = await startTrackingApi({ env: { IMPORT_QUEUE: '1000', IMPORT_THREADS: '2' } });
+const { db } = api.database;
+let tmp: string;
+test.before(async () => {
+  tmp = await mkdtemp(path.join(tmpdir(), 'tracking-activity-files-'));
+});
+test.after.always(async () => {
+  await api.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+let written = 0;
+/** xmllint against the official schema; the error carries xmllint's message. */
+async function assertValid(format: 'gpx' | 'tcx', document: string): Promise<void> {
+  const file = path.join(tmp, `${written++}.${format}`);
+  await writeFile(file, document);
+  try {
+    await run('xmllint', ['--noout', '--schema', SCHEMAS[format], file]);
+  } catch (err) {
+    throw new Error(`the ${format} export does not validate: ${(err as { stderr?: string }).stderr}`);
+  }
+}
+
+type Body = Record<string, unknown>;
+const formatOf = (file: string) => path.extname(file).slice(1) as 'gpx' | 'tcx' | 'fit';
+
+/** POST of a file as the raw body, with its media type (or `type`) and query fields. */
+const postRaw = (u: TrackingTestUser | null, bytes: Uint8Array, type: string, query = '') =>
+  api.call('POST', `/activities${query}`, u, { raw: bytes, headers: { 'content-type': type } });
+
+/** POST of a file as multipart/form-data, field `file`, with form fields. */
+function postForm(u: TrackingTestUser | null, bytes: Uint8Array, name: string, fields: Record<string, string> = {}) {
+  const form = new FormData();
+  form.append('file', new Blob([bytes], { type: 'application/octet-stream' }), name);
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  return api.call('POST', '/activities', u, { raw: form });
+}
+
+const exportOf = async (u: TrackingTestUser, id: string, format: 'gpx' | 'tcx') => {
+  const res = await api.call('GET', `/activities/${id}.${format}`, u);
+  if (res.status !== 200) throw new Error(`GET ${id}.${format}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as string;
+};
+
+/** The activity as a GET answers it, without what differs between two stored copies. */
+async function stored(u: TrackingTestUser, id: string) {
+  const res = await api.call('GET', `/activities/${id}`, u, { headers: { accept: 'application/json' } });
+  const { id: _id, createdAt: _c, updatedAt: _u, ...rest } = res.body as Body;
+  return rest;
+}
+
+/** What each real or app-shaped file gives through the API: created, or refused with its status. */
+const FILES: Record<string, { refused: number; because: RegExp } | { sport: number; trackPoints: boolean }> = {
+  'devices/gpx/Mojstrovka.gpx': { refused: 422, because: /184 points all carry the same time/ },
+  'devices/gpx/route.gpx': { refused: 422, because: /no point with a <time>/ },
+  'devices/gpx/cerknicko-jezero.gpx': { sport: 402, trackPoints: true },
+  'devices/gpx/korita-zbevnica.gpx': { sport: 402, trackPoints: true },
+  'devices/gpx/gpx1.1_with_all_fields.gpx': { sport: 402, trackPoints: true },
+  'devices/gpx/gpx_with_garmin_extension.gpx': { sport: 402, trackPoints: true },
+  'devices/gpx/track-with-empty-segment.gpx': { sport: 402, trackPoints: true },
+  'devices/gpx/unicode_with_bom.gpx': { sport: 402, trackPoints: true },
+  'devices/tcx/2x2km.tcx': { sport: 402, trackPoints: true },
+  'devices/tcx/3x250m.tcx': { sport: 402, trackPoints: true },
+  'devices/tcx/strava_export.tcx': { sport: 402, trackPoints: true },
+  'devices/fit/3x250m.fit': { sport: 402, trackPoints: true },
+  'devices/fit/cottwich.fit': { sport: 263, trackPoints: true },
+  'devices/fit/davidfit.fit': { sport: 401, trackPoints: true },
+  'devices/fit/workout.fit': { sport: 263, trackPoints: false },
+  'apps/garmin-bike-laps.tcx': { sport: 381, trackPoints: true },
+  'apps/garmin-ride-tpx2.gpx': { sport: 381, trackPoints: true },
+  'apps/gpx10-logger.gpx': { sport: 402, trackPoints: true },
+  'apps/latin1.gpx': { sport: 402, trackPoints: true },
+  'apps/strava-like-run.gpx': { sport: 121, trackPoints: true },
+  'apps/treadmill-laps-only.tcx': { sport: 121, trackPoints: false },
+};
+
+test('every activity file of the fixtures is listed here, so none escapes the checks below', async (t) => {
+  const listed = await Promise.all(
+    ['devices/gpx', 'devices/tcx', 'devices/fit', 'apps'].map(async (dir) =>
+      (await readdir(path.join(FIXTURES, dir))).map((f) => `${dir}/${f}`),
+    ),
+  );
+  t.deepEqual(listed.flat().sort(), Object.keys(FILES).sort());
+});
+
+for (const [file, expected] of Object.entries(FILES)) {
+  const title =
+    'refused' in expected
+      ? `refused with ${expected.refused}, raw and multipart`
+      : 'imports raw and multipart alike; exports validate; export -> import -> export is identical';
+  test(`${file}: ${title}`, async (t) => {
+    const u = await api.user();
+    const bytes = await fixture(file);
+    const raw = await postRaw(u, bytes, MEDIA[formatOf(file)]);
+    const form = await postForm(u, bytes, path.basename(file));
+    if ('refused' in expected) {
+      for (const [res, where] of [
+        [raw, ''],
+        [form, 'file'],
+      ] as const) {
+        t.is(res.status, expected.refused);
+        const body = res.body as { '@type': string; violations: { propertyPath: string; message: string }[] };
+        t.is(body['@type'], 'ConstraintViolationList');
+        t.is(body.violations[0]?.propertyPath, where);
+        t.regex(body.violations[0]?.message ?? '', expected.because);
+      }
+      t.is(await db.selectFrom('activities').where('user_id', '=', u.ldid).select('id').executeTakeFirst(), undefined);
+      return;
+    }
+    t.is(raw.status, 201, JSON.stringify(raw.body));
+    t.is(form.status, 201, JSON.stringify(form.body));
+    const created = raw.body as Body;
+    t.is(created['@type'], 'Activity');
+    t.is(created.user, `/v2/users/${u.ldid}`);
+    t.is(created.sport, `/v2/sports/${expected.sport}`);
+    t.is(created.connector, `/v2/connectors/${FILE_IMPORT_CONNECTOR_ID}`);
+    t.is(created.manual, true);
+    t.is(created.trackFlag, expected.trackPoints);
+    t.is(raw.headers.get('location'), `${api.config.PUBLIC_URL}/v2/activities/${created.id}`);
+    t.is(raw.headers.get('import-format'), formatOf(file));
+    t.true(Array.isArray(JSON.parse(raw.headers.get('import-warnings') ?? 'null')));
+    const rawId = created.id as string;
+    const formId = (form.body as Body).id as string;
+    t.deepEqual(await stored(u, formId), await stored(u, rawId), 'raw and multipart store the same activity');
+
+    for (const format of ['gpx', 'tcx'] as const) {
+      const first = await exportOf(u, rawId, format);
+      await assertValid(format, first);
+      // GPX keeps located seconds only: without a track it is an empty segment, not importable.
+      if (format === 'gpx' && !expected.trackPoints) continue;
+      const again = await postRaw(u, Buffer.from(first), MEDIA[format]);
+      t.is(again.status, 201, JSON.stringify(again.body));
+      t.is(await exportOf(u, (again.body as Body).id as string, format), first, `${format} round trip`);
+    }
+  });
+}
+
+test('the streams and summaries of an imported file are the ones a GET answers, and its export carries them', async (t) => {
+  const u = await api.user();
+  const res = await postRaw(u, await fixture('apps/strava-like-run.gpx'), 'application/gpx+xml');
+  t.is(res.status, 201);
+  t.is(res.headers.get('import-sport-source'), 'file');
+  t.deepEqual(JSON.parse(res.headers.get('import-warnings') ?? ''), ['1 point(s) without a time were skipped']);
+  const id = (res.body as Body).id as string;
+  const got = await api.call('GET', `/activities/${id}`, u);
+  const body = got.body as { datastream: Record<string, Body>; locations: Record<string, Body>; name: string };
+  t.is(body.name, 'Run & café ☕');
+  t.deepEqual(Object.keys(body.datastream), ['0', '1', '2', '302', '600']);
+  t.is(body.datastream['0']?.[DATATYPE.HR_CURRENT], 120);
+  t.is(body.locations['1']?.latitude, 45.1001);
+  t.like((res.body as { dataSummaries: Body }).dataSummaries, { 24: 600, 3: 140 });
+  const gpx = await exportOf(u, id, 'gpx');
+  t.regex(
+    gpx,
+    /<gpxtpx:hr>120<\/gpxtpx:hr><gpxtpx:cad>80<\/gpxtpx:cad><\/gpxtpx:TrackPointExtension><gpxpx:PowerInWatts>250</,
+  );
+  t.regex(gpx, /<type>running<\/type>/);
+
+  // TCX: laps, distance, speed, power of a Garmin-like ride.
+  const ride = await postRaw(u, await fixture('apps/garmin-bike-laps.tcx'), 'application/vnd.garmin.tcx+xml');
+  const tcx = await exportOf(u, (ride.body as Body).id as string, 'tcx');
+  t.is(tcx.match(/<Lap StartTime=/g)?.length, 3);
+  t.regex(tcx, /<ns3:Watts>230<\/ns3:Watts>/);
+  t.regex(tcx, /<DistanceMeters>110<\/DistanceMeters>/);
+});
+
+test('GET by Accept or by suffix: streamed downloads, the suffix wins, 406 for another type, 404 for another user', async (t) => {
+  const [u, other] = [await api.user(), await api.user()];
+  const id = ((await postRaw(u, await fixture('apps/garmin-ride-tpx2.gpx'), MEDIA.gpx)).body as Body).id as string;
+  const byAccept = await api.call('GET', `/activities/${id}`, u, { headers: { accept: 'application/gpx+xml' } });
+  t.is(byAccept.status, 200);
+  t.is(byAccept.headers.get('content-type'), 'application/gpx+xml');
+  t.is(byAccept.headers.get('content-disposition'), `attachment; filename="activity-${id}.gpx"`);
+  t.is(byAccept.headers.get('transfer-encoding'), 'chunked', 'streamed');
+  t.is(byAccept.body, await exportOf(u, id, 'gpx'));
+  const tcx = await api.call('GET', `/activities/${id}`, u, { headers: { accept: 'application/tcx+xml' } });
+  t.is(tcx.headers.get('content-type'), 'application/tcx+xml');
+  t.regex(tcx.body as string, /^<\?xml[^>]*>\n<TrainingCenterDatabase/);
+  const suffix = await api.call('GET', `/activities/${id}.tcx`, u, { headers: { accept: 'application/gpx+xml' } });
+  t.is(suffix.headers.get('content-type'), 'application/tcx+xml');
+  t.is(suffix.headers.get('content-disposition'), `attachment; filename="activity-${id}.tcx"`);
+  t.is(suffix.body, tcx.body);
+
+  const refused = await api.call('GET', `/activities/${id}`, u, { headers: { accept: 'application/xml' } });
+  t.is(refused.status, 406);
+  t.regex((refused.body as Body).detail as string, /application\/gpx\+xml.*application\/tcx\+xml/);
+
+  for (const request of [
+    api.call('GET', `/activities/${id}.gpx`, other),
+    api.call('GET', `/activities/${id}`, other, { headers: { accept: 'application/tcx+xml' } }),
+    api.call('GET', '/activities/nope.gpx', u),
+    api.call('GET', '/activities/bad%20id.tcx', u),
+  ]) {
+    const res = await request;
+    t.is(res.status, 404);
+    t.is((res.body as Body)['@type'], 'hydra:Error');
+  }
+  t.is((await api.call('GET', `/activities/${id}.gpx`, null)).status, 401);
+  // The JSON path is untouched.
+  t.is((await api.call('GET', `/activities/${id}`, u)).headers.get('content-type'), 'application/ld+json');
+});
+
+test('a shared activity exports as GPX or TCX with the API key only', async (t) => {
+  const u = await api.user();
+  const id = ((await postRaw(u, await fixture('apps/strava-like-run.gpx'), MEDIA.gpx)).body as Body).id as string;
+  const share = await api.call('POST', '/share_activities', u, {
+    body: { user: `/v2/users/${u.ldid}`, activity: `/v2/activities/${id}` },
+  });
+  t.is(share.status, 201);
+  const token = (share.body as Body).id as string;
+  for (const format of ['gpx', 'tcx'] as const) {
+    const res = await api.call('GET', `/share_activities/${token}`, null, { headers: { accept: MEDIA[format] } });
+    t.is(res.status, 200);
+    t.is(res.headers.get('content-type'), MEDIA[format]);
+    t.is(res.body, await exportOf(u, id, format));
+  }
+});
+
+test('fields: sport, name, comment, userDevice and connector, from the query or the form; the records follow', async (t) => {
+  const u = await api.user();
+  const bytes = await fixture('apps/gpx10-logger.gpx');
+  const bySport = await postRaw(u, bytes, MEDIA.gpx, '?sport=/v2/sports/168&name=Morning%20walk&comment=nice');
+  t.is(bySport.status, 201, JSON.stringify(bySport.body));
+  t.is(bySport.headers.get('import-sport-source'), 'caller');
+  t.like(bySport.body as Body, { sport: '/v2/sports/168', name: 'Morning walk', comment: 'nice' });
+  const fallback = await postRaw(u, bytes, MEDIA.gpx);
+  t.is(fallback.headers.get('import-sport-source'), 'fallback');
+  t.like(fallback.body as Body, { sport: '/v2/sports/402', name: 'Logger walk', comment: null });
+
+  const device = await api.call('POST', '/user_devices', u, {
+    body: {
+      serial: 'watch-1',
+      model: '/v2/device_models/1',
+      firmware: '/v2/firmwares/2',
+      user: `/v2/users/${u.ldid}`,
+      ownership: 1,
+      lastConnectedAt: '2024-01-01T00:00:00+00:00',
+    },
+  });
+  t.is(device.status, 201, JSON.stringify(device.body));
+  const deviceIri = (device.body as Body)['@id'] as string;
+  const byDevice = await postForm(u, bytes, 'walk.gpx', {
+    userDevice: deviceIri,
+    connector: '/v2/connectors/5',
+    sport: '114',
+  });
+  t.is(byDevice.status, 201, JSON.stringify(byDevice.body));
+  t.like(byDevice.body as Body, {
+    manual: false,
+    userDevice: deviceIri,
+    connector: '/v2/connectors/5',
+    sport: '/v2/sports/114',
+  });
+
+  const other = await api.user();
+  const violations = async (res: Promise<{ status: number; body: unknown }>) => {
+    const r = await res;
+    t.is(r.status, 422, JSON.stringify(r.body));
+    return (r.body as { violations: { propertyPath: string }[] }).violations.map((v) => v.propertyPath);
+  };
+  t.deepEqual(await violations(postRaw(other, bytes, MEDIA.gpx, `?userDevice=${deviceIri}`)), ['userDevice']);
+  t.deepEqual(await violations(postRaw(u, bytes, MEDIA.gpx, '?sport=999999')), ['sport']);
+  t.deepEqual(await violations(postForm(u, bytes, 'w.gpx', { sport: '/v2/sports/999999' })), ['sport']);
+  t.deepEqual(await violations(postRaw(u, bytes, MEDIA.gpx, '?sport=/v2/users/x')), ['sport']);
+  t.deepEqual(await violations(postForm(u, bytes, 'w.gpx', { sprot: '121' })), ['sprot']);
+  t.deepEqual(await violations(postForm(u, bytes, 'w.gpx', { name: 'x'.repeat(256) })), ['name']);
+  const twice = api.call('POST', '/activities?sport=121', u, { raw: formWith(bytes, { sport: '121' }) });
+  t.deepEqual(await violations(twice), ['sport']);
+  const hostile = await postForm(u, bytes, 'w.gpx', { name: 'a\u0000b' });
+  t.is(hostile.status, 400);
+  t.is(await db.selectFrom('activities').where('user_id', '=', other.ldid).select('id').executeTakeFirst(), undefined);
+});
+
+function formWith(bytes: Uint8Array, fields: Record<string, string>): FormData {
+  const form = new FormData();
+  form.append('file', new Blob([bytes]), 'f.gpx');
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  return form;
+}
+
+/** A GPX run: `seconds` points, one a second, `speed` m/s due north. */
+function gpxRun(seconds: number, speed: number, start = Date.UTC(2026, 2, 1, 7)): Buffer {
+  const points: string[] = [];
+  for (let i = 0; i <= seconds; i++) {
+    const lat = 45 + (i * speed) / 111_195;
+    points.push(
+      `<trkpt lat="${lat.toFixed(7)}" lon="6"><time>${new Date(start + i * 1000).toISOString()}</time></trkpt>`,
+    );
+  }
+  return Buffer.from(
+    `<?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><type>running</type><trkseg>${points.join('')}</trkseg></trk></gpx>`,
+  );
+}
+
+test.serial('records follow an import (with a records worker running)', async (t) => {
+  const workers = await startWorkers(
+    testConfig({
+      DATABASE_URL: api.database.url,
+      QUEUE_PREFIX: api.config.QUEUE_PREFIX,
+      WORKER_QUEUES: 'records',
+      OUTBOX_POLL_MS: '20',
+    }),
+  );
+  t.teardown(() => workers.close());
+  const u = await api.user();
+  const res = await postRaw(u, gpxRun(1200, 4), 'application/octet-stream');
+  t.is(res.status, 201, JSON.stringify(res.body));
+  t.is((res.body as Body).sport, '/v2/sports/121');
+  const record = async () =>
+    db
+      .selectFrom('user_records')
+      .selectAll()
+      .where('user_id', '=', u.ldid)
+      .where('type', '=', 'distance.1000m')
+      .executeTakeFirst();
+  const end = Date.now() + 15_000;
+  while (!(await record()) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+  const found = await record();
+  t.is(found?.activity_id, (res.body as Body).id as string);
+  t.true(Math.abs((found?.value ?? 0) - 250) < 0.01, `1000 m in ${found?.value} s`);
+});
+
+test('hostile files are refused: entity expansion, external entity, truncated FIT, a FIT announcing 1 GB', async (t) => {
+  const u = await api.user();
+  const unsafe = async (bytes: Uint8Array, type: string, message: RegExp) => {
+    const res = await postRaw(u, bytes, type);
+    t.is(res.status, 422, JSON.stringify(res.body));
+    t.regex((res.body as { violations: { message: string }[] }).violations[0]?.message ?? '', message);
+  };
+  await unsafe(await fixture('hostile/billion-laughs.gpx'), MEDIA.gpx, /DOCTYPE|ENTITY/);
+  await unsafe(await fixture('hostile/external-entity.tcx'), MEDIA.tcx, /DOCTYPE|ENTITY/);
+  const fit = await fixture('devices/fit/davidfit.fit');
+  await unsafe(fit.subarray(0, fit.length / 2), MEDIA.fit, /truncated/);
+  const huge = Buffer.from(await fixture('devices/fit/3x250m.fit'));
+  huge.writeUInt32LE(1024 * 1024 * 1024, 4);
+  await unsafe(huge, MEDIA.fit, /announces 1073741824 bytes/);
+  const cut = (await fixture('apps/strava-like-run.gpx')).subarray(0, 1500);
+  await unsafe(cut, MEDIA.gpx, /./);
+  t.is(await db.selectFrom('activities').where('user_id', '=', u.ldid).select('id').executeTakeFirst(), undefined);
+});
+
+test('415: neither JSON nor an activity file; a compressed body; an empty file is a 422', async (t) => {
+  const u = await api.user();
+  const html = await postRaw(u, Buffer.from('<html><body>hi</body></html>'), 'text/html');
+  t.is(html.status, 415);
+  t.regex((html.body as Body).detail as string, /application\/gpx\+xml/);
+  const sniffed = await postRaw(u, Buffer.from('<html><body>hi</body></html>'), 'application/gpx+xml');
+  t.is(sniffed.status, 415);
+  t.regex((sniffed.body as Body).detail as string, /is not a GPX, TCX or FIT file \(its XML root element is <html>\)/);
+  const gzip = await api.call('POST', '/activities', u, {
+    raw: await fixture('apps/latin1.gpx'),
+    headers: { 'content-type': MEDIA.gpx, 'content-encoding': 'gzip' },
+  });
+  t.is(gzip.status, 415);
+  const empty = await postRaw(u, Buffer.alloc(0), MEDIA.gpx);
+  // An empty body is no body: the JSON route says what it lacks.
+  t.is(empty.status, 422);
+  const emptyPart = await postForm(u, Buffer.alloc(0), 'empty.gpx');
+  t.is(emptyPart.status, 422);
+  const noFile = new FormData();
+  noFile.append('sport', '121');
+  const missing = await api.call('POST', '/activities', u, { raw: noFile });
+  t.is(missing.status, 422);
+  t.is((missing.body as { violations: { propertyPath: string }[] }).violations[0]?.propertyPath, 'file');
+  t.is((await postRaw(null, await fixture('apps/latin1.gpx'), MEDIA.gpx)).status, 401);
+  const notAcceptable = await api.call('POST', '/activities', u, {
+    raw: await fixture('apps/latin1.gpx'),
+    headers: { 'content-type': MEDIA.gpx, accept: 'application/gpx+xml' },
+  });
+  t.is(notAcceptable.status, 406);
+  const plain = await api.call('POST', '/activities', u, {
+    raw: await fixture('apps/latin1.gpx'),
+    headers: { 'content-type': MEDIA.gpx, accept: 'application/json' },
+  });
+  t.is(plain.status, 201);
+  t.is((plain.body as Body)['@id'], undefined);
+  t.is((plain.body as Body).name, 'Sortie à vélo');
+});
+
+test('the v2.26 path /v2/file_import/activities takes files only', async (t) => {
+  const u = await api.user();
+  const res = await api.call('POST', '/file_import/activities', u, {
+    raw: await fixture('apps/latin1.gpx'),
+    headers: { 'content-type': MEDIA.gpx },
+  });
+  t.is(res.status, 201);
+  t.is((res.body as Body)['@type'], 'Activity');
+  const json = await api.call('POST', '/file_import/activities', u, { body: { name: 'x' } });
+  t.is(json.status, 415);
+});
+
+test('413: over ACTIVITY_FILE_LIMIT (declared, streamed or in a part), over 7 days; a 1 GB Content-Length is refused unread', async (t) => {
+  const u = await api.user();
+  const limit = api.config.activityFileLimitBytes;
+  const big = Buffer.alloc(limit + 1, 0x20);
+  const declared = await postRaw(u, big, MEDIA.gpx);
+  t.is(declared.status, 413);
+  t.regex((declared.body as Body).detail as string, /ACTIVITY_FILE_LIMIT/);
+  // Chunked, without a Content-Length: counted while read.
+  const streamed = await api.fetch('/v2/activities', {
+    method: 'POST',
+    headers: { 'x-api-key': api.apiKey, authorization: `Bearer ${u.token}`, 'content-type': MEDIA.gpx },
+    body: new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < 17; i++) controller.enqueue(new Uint8Array(1024 * 1024).fill(0x20));
+        controller.close();
+      },
+    }),
+    duplex: 'half',
+  } as RequestInit);
+  t.is(streamed.status, 413);
+  t.is((await postForm(u, big, 'big.gpx')).status, 413);
+
+  // A claim of 1 GB with a few bytes sent: answered at once, the body never read.
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(`${api.url}/v2/activities`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': api.apiKey,
+        authorization: `Bearer ${u.token}`,
+        'content-type': MEDIA.fit,
+        'content-length': String(1024 * 1024 * 1024),
+      },
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (c) => {
+        body += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.write(Buffer.alloc(100));
+  });
+  t.is(answer.status, 413);
+  t.is(JSON.parse(answer.body)['@type'], 'hydra:Error');
+
+  const eightDays = Buffer.from(
+    `<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg><trkpt lat="45" lon="6"><time>2024-01-01T00:00:00Z</time></trkpt><trkpt lat="45.001" lon="6"><time>2024-01-09T00:00:00Z</time></trkpt></trkseg></trk></gpx>`,
+  );
+  const long = await postRaw(u, eightDays, MEDIA.gpx);
+  t.is(long.status, 413);
+  t.regex((long.body as Body).detail as string, /691200 s, more than the 604800 s/);
+});
+
+// Serial: no other import runs meanwhile, so the pool's counter moves by this one only.
+test.serial('imports run in the pool, off the main thread', async (t) => {
+  const u = await api.user();
+  const pool = activityImportPool(api.api.context);
+  const before = pool.stats().completed;
+  t.is((await postRaw(u, await fixture('devices/fit/cottwich.fit'), MEDIA.fit)).status, 201);
+  const stats = pool.stats();
+  t.is(stats.completed, before + 1);
+  t.true(isMainThread);
+  t.true(stats.threadIds.length >= 1);
+  t.false(stats.threadIds.includes(threadId), 'never the thread of the API');
+  t.true(stats.threads <= api.config.IMPORT_THREADS);
+});
+
+test('the pool: a refusal comes back as the ImportError, a time limit ends the thread, a full queue refuses', async (t) => {
+  const bytes = await fixture('devices/fit/davidfit.fit');
+  const pool = new ActivityImportPool({ threads: 1, timeoutMs: 60_000, maxQueue: 0, maxMemoryMb: 512 });
+  t.teardown(() => pool.close());
+  const first = pool.import(new Uint8Array(bytes), {});
+  // The only thread is taken and nothing may wait.
+  await t.throwsAsync(pool.import(new Uint8Array(bytes), {}), { instanceOf: ImportPoolBusyError });
+  const done = await first;
+  t.not(done.threadId, threadId);
+  t.is(done.imported.content.sportId, 401);
+  t.is(done.imported.content.track.latitude.length, 4609);
+  const refused = await t.throwsAsync(pool.import(Buffer.from('<html/>'), { contentType: 'text/html' }), {
+    instanceOf: ImportError,
+  });
+  t.is(refused?.code, 'unsupported-format');
+  t.like(pool.stats(), { completed: 1, refused: 1, busy: 0, queued: 0 });
+
+  const slow = new ActivityImportPool({ threads: 1, timeoutMs: 1, maxQueue: 4, maxMemoryMb: 512 });
+  t.teardown(() => slow.close());
+  const timedOut = await t.throwsAsync(slow.import(new Uint8Array(bytes), {}), { instanceOf: ImportError });
+  t.is(timedOut?.code, 'too-large');
+  t.regex(timedOut?.message ?? '', /longer than the 0\.001 s/);
+  t.is(slow.stats().timedOut, 1);
+});
+
+test('storageProblem: what the importers read but an activity cannot hold', (t) => {
+  const content = {
+    sportId: 121,
+    name: null,
+    startdate: new Date(),
+    duration: 10,
+    summaries: new Map(),
+    datastream: { elapsed: Int32Array.of(0, 10), channels: new Map() },
+    track: {
+      elapsed: new Int32Array(0),
+      latitude: new Float64Array(0),
+      longitude: new Float64Array(0),
+      elevation: new Float64Array(0),
+    },
+  };
+  t.is(storageProblem(content), undefined);
+  t.is(storageProblem({ ...content, duration: 7 * 24 * 3600 + 1 })?.code, 'too-large');
+  const cells = {
+    elapsed: new Int32Array(1_000_000),
+    channels: new Map([
+      [1, new Float64Array(1_000_000)],
+      [5, new Float64Array(1_000_000)],
+      [6, new Float64Array(1_000_000)],
+      [14, new Float64Array(1_000_000)],
+    ]),
+  };
+  t.regex(storageProblem({ ...content, datastream: cells })?.message ?? '', /1000000 samples × 4 datatypes/);
+});
