@@ -82,7 +82,12 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
       }),
     );
   }
-  app.use(jsonBody(config.bodyLimitBytes));
+  app.use(
+    jsonBody(
+      config.bodyLimitBytes,
+      services.flatMap((s) => s.bodyLimits?.(config) ?? []),
+    ),
+  );
   // Text no field may hold (U+0000, unpaired surrogates) is refused here, for every service.
   app.use(inputGuard({ bodyLimitBytes: config.bodyLimitBytes }));
 

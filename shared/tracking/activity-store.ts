@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Selectable, sql, type Transaction } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { Database } from '../db/schema/index.ts';
@@ -16,6 +17,7 @@ import {
 import type { ActivityContent, Datastream } from './activity-data.ts';
 import { emptyDatastream, emptyTrack } from './activity-data.ts';
 import { deriveActivityFields } from './activity-derived.ts';
+import { referenceProblems, sportExists } from './activity-references.ts';
 import { iri } from './iri.ts';
 import { trackThumbnailJob } from './thumbnail/thumbnail-job.ts';
 
@@ -71,43 +73,6 @@ function activityChanged(row: ActivityRow, change: Change, version: number, prev
   });
 }
 
-/** The problems of a new activity that need the database: references, ownership, datatypes. */
-async function referenceProblems(trx: Transaction<Database>, input: ActivityInput): Promise<FieldError[]> {
-  const { content } = input;
-  const datatypeIds = [...new Set([...content.summaries.keys(), ...content.datastream.channels.keys()])];
-  const found = await sql<{ sport: boolean; connector: boolean; device: boolean; datatypes: number[] }>`
-    select
-      exists (select 1 from sports where id = ${content.sportId}) as sport,
-      (${input.connectorId}::int is null or exists (select 1 from connectors where id = ${input.connectorId}::int)) as connector,
-      (${input.userDeviceId}::text is null or exists (
-        select 1 from user_devices where id = ${input.userDeviceId}::text and user_id = ${input.userId})) as device,
-      array(select id from datatypes where id = any(${datatypeIds}::int[])) as datatypes`
-    .execute(trx)
-    .then((r) => r.rows[0] as { sport: boolean; connector: boolean; device: boolean; datatypes: number[] });
-  const errors: FieldError[] = [];
-  if (!found.sport) errors.push({ path: 'body.sport', message: `${iri('sports', content.sportId)} does not exist` });
-  if (!found.connector && input.connectorId !== null)
-    errors.push({ path: 'body.connector', message: `${iri('connectors', input.connectorId)} does not exist` });
-  if (!found.device && input.userDeviceId !== null)
-    errors.push({
-      path: 'body.userDevice',
-      message: `${iri('user_devices', input.userDeviceId)} is not one of your devices`,
-    });
-  const known = new Set(found.datatypes);
-  for (const id of content.summaries.keys())
-    if (!known.has(id))
-      errors.push({ path: `body.dataSummaries.${id}`, message: `no datatype ${iri('datatypes', id)}` });
-  for (const [id, values] of content.datastream.channels) {
-    if (known.has(id)) continue;
-    const at = values.findIndex((v) => !Number.isNaN(v));
-    errors.push({
-      path: `body.datastream.${content.datastream.elapsed[at]}.${id}`,
-      message: `no datatype ${iri('datatypes', id)}`,
-    });
-  }
-  return errors;
-}
-
 /** The rules that need no database: the body's user is the caller, a device activity names its connector. */
 function inputProblems(callerId: string, input: ActivityInput): FieldError[] {
   const errors: FieldError[] = [];
@@ -122,67 +87,86 @@ function inputProblems(callerId: string, input: ActivityInput): FieldError[] {
   return errors;
 }
 
-/** Inserts the track and the datastream of a new activity (binary parameters, see activity-binary.ts). */
-async function insertStreams(trx: Transaction<Database>, activityId: string, content: ActivityContent): Promise<void> {
-  const ewkb = trackToEwkb(content.track);
-  if (ewkb)
-    await trx
-      .insertInto('activity_tracks')
-      .values({ activity_id: activityId, points: content.track.elapsed.length, track: sql`${ewkb}::geometry` })
-      .execute();
-  const { datastream } = content;
-  if (datastream.elapsed.length === 0) return;
-  await trx
-    .insertInto('activity_datastreams')
-    .values({ activity_id: activityId, elapsed: sql<number[]>`${int4ArrayParam(datastream.elapsed)}::int4[]` })
-    .execute();
-  if (datastream.channels.size === 0) return;
-  await trx
-    .insertInto('activity_stream_channels')
-    .values(
-      [...datastream.channels].map(([datatypeId, values]) => ({
-        activity_id: activityId,
-        datatype_id: datatypeId,
-        values: channelBytes(values),
-      })),
-    )
-    .execute();
+/** A new activity's id: the same 32 hex digits as the column's default, known before the insert. */
+const newActivityId = () => randomUUID().replaceAll('-', '');
+
+/**
+ * The activity row and its streams in one statement (one round trip whatever the streams): the
+ * track, the elapsed seconds and the channels are inserted from the activity the first CTE
+ * inserts, so nothing is written when it is not. It is not when `userDevice` is not one of the
+ * caller's devices: undefined then. Streams go as binary parameters (see activity-binary.ts).
+ */
+async function insertActivity(
+  trx: Transaction<Database>,
+  callerId: string,
+  input: ActivityInput,
+): Promise<ActivityRow | undefined> {
+  const { content } = input;
+  const { datastream, track } = content;
+  const derived = deriveActivityFields(content, input.userDeviceId);
+  const ewkb = trackToEwkb(track);
+  const channels = [...datastream.channels].map(
+    ([datatypeId, values]) => sql`(${datatypeId}::int, ${channelBytes(values)}::bytea)`,
+  );
+  const device = input.userDeviceId;
+  const result = await sql<ActivityRow>`
+    with a as (
+      insert into activities (id, user_id, sport_id, user_device_id, connector_id, name, startdate, duration,
+        comment, user_session, images, tags, manual, location, data_summaries, available_datatypes,
+        track_flag, datastream_flag, latitude, longitude, elevation)
+      select ${newActivityId()}, ${callerId}, ${content.sportId}::int, ${device}::text, ${input.connectorId}::int,
+        ${content.name}::text, ${content.startdate}::timestamptz, ${content.duration}::int, ${input.comment}::text,
+        ${input.userSession}::text, ${input.images}::text[], ${input.tags}::text[], ${derived.manual},
+        ${JSON.stringify(input.location)}::jsonb, ${JSON.stringify(Object.fromEntries(content.summaries))}::jsonb,
+        ${derived.available_datatypes}::int[], ${derived.track_flag}, ${derived.datastream_flag},
+        ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8
+      where ${device}::text is null
+        or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId})
+      returning *
+    )${
+      ewkb
+        ? sql`, t as (
+      insert into activity_tracks (activity_id, points, track)
+      select a.id, ${track.elapsed.length}::int, ${ewkb}::geometry from a
+    )`
+        : sql``
+    }${
+      datastream.elapsed.length > 0
+        ? sql`, d as (
+      insert into activity_datastreams (activity_id, elapsed)
+      select a.id, ${int4ArrayParam(datastream.elapsed)}::int4[] from a
+    )`
+        : sql``
+    }${
+      channels.length > 0
+        ? sql`, c as (
+      insert into activity_stream_channels (activity_id, datatype_id, "values")
+      select a.id, v.datatype_id, v.bytes from a, (values ${sql.join(channels)}) as v (datatype_id, bytes)
+    )`
+        : sql``
+    }
+    select * from a`.execute(trx);
+  return result.rows[0];
 }
 
 /**
- * Stores a new activity of the caller with its streams and its outbox job, in one transaction.
+ * Stores a new activity of the caller with its streams and its outbox jobs, in one transaction.
  * A broken rule is a 422 naming its field; nothing is written then.
  */
 export async function createActivity(db: Db, callerId: string, input: ActivityInput): Promise<ActivityRow> {
   const problems = inputProblems(callerId, input);
   if (problems.length) throw invalid(problems);
-  const { content } = input;
+  const references = await referenceProblems(db, input);
+  if (references.length) throw invalid(references);
   return db.transaction().execute(async (trx) => {
-    const references = await referenceProblems(trx, input);
-    if (references.length) throw invalid(references);
-    const row = await trx
-      .insertInto('activities')
-      .values({
-        user_id: callerId,
-        sport_id: content.sportId,
-        user_device_id: input.userDeviceId,
-        connector_id: input.connectorId,
-        name: content.name,
-        startdate: content.startdate,
-        duration: content.duration,
-        comment: input.comment,
-        user_session: input.userSession,
-        images: input.images,
-        thumbnail: null,
-        tags: input.tags,
-        global_challenge: null,
-        location: JSON.stringify(input.location),
-        data_summaries: JSON.stringify(Object.fromEntries(content.summaries)),
-        ...deriveActivityFields(content, input.userDeviceId),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await insertStreams(trx, row.id, content);
+    const row = await insertActivity(trx, callerId, input);
+    if (!row)
+      throw invalid([
+        {
+          path: 'body.userDevice',
+          message: `${iri('user_devices', input.userDeviceId ?? '')} is not one of your devices`,
+        },
+      ]);
     await enqueueInTransaction(trx, [activityChanged(row, 'created', row.version), trackThumbnailJob(row)]);
     return row;
   });
@@ -286,10 +270,12 @@ export async function updateActivity(
       .forUpdate()
       .executeTakeFirst();
     if (!current) throw notFound(id);
-    if (changes.sportId !== undefined && changes.sportId !== current.sport_id) {
-      const sport = await trx.selectFrom('sports').select('id').where('id', '=', changes.sportId).executeTakeFirst();
-      if (!sport) throw invalid([{ path: 'body.sport', message: `${iri('sports', changes.sportId)} does not exist` }]);
-    }
+    if (
+      changes.sportId !== undefined &&
+      changes.sportId !== current.sport_id &&
+      !(await sportExists(db, changes.sportId))
+    )
+      throw invalid([{ path: 'body.sport', message: `${iri('sports', changes.sportId)} does not exist` }]);
     const next = {
       name: changes.name === undefined ? current.name : changes.name,
       comment: changes.comment === undefined ? current.comment : changes.comment,
