@@ -538,3 +538,51 @@ test('storageProblem: what the importers read but an activity cannot hold', (t) 
   };
   t.regex(storageProblem({ ...content, datastream: cells })?.message ?? '', /1000000 samples × 4 datatypes/);
 });
+
+test('a small ACTIVITY_FILE_LIMIT is a 413; with IMPORT_QUEUE=0, imports beyond the busy thread answer 503', async (t) => {
+  const small = await startTrackingApi({
+    env: { ACTIVITY_FILE_LIMIT: '100kb', IMPORT_THREADS: '1', IMPORT_QUEUE: '0' },
+  });
+  t.teardown(() => small.close());
+  const u = await small.user();
+  const post = (bytes: Uint8Array, type: string) =>
+    small.call('POST', '/activities', u, { raw: bytes, headers: { 'content-type': type } });
+  const over = await post(await fixture('devices/fit/davidfit.fit'), MEDIA.fit);
+  t.is(over.status, 413);
+  t.regex((over.body as Body).detail as string, /102400 bytes/);
+  // Sent at once: the first takes the only thread (its start alone takes longer than the others' arrival).
+  const bytes = await fixture('devices/fit/cottwich.fit');
+  const answers = await Promise.all(Array.from({ length: 8 }, () => post(bytes, MEDIA.fit)));
+  const statuses = answers.map((a) => a.status);
+  t.true(statuses.includes(201), statuses.join());
+  const busy = answers.find((a) => a.status === 503);
+  t.truthy(busy, statuses.join());
+  t.is(busy?.headers.get('retry-after'), '5');
+  t.is((busy?.body as Body)['@type'], 'hydra:Error');
+  t.is(statuses.filter((s) => s !== 201 && s !== 503).length, 0);
+});
+
+test('the OpenAPI document shows the file bodies of POST /v2/activities and the export routes', async (t) => {
+  const doc = (await (await api.fetch('/openapi.json')).json()) as {
+    paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> }; responses: Body }>>;
+  };
+  const post = doc.paths['/v2/activities']?.post;
+  // The JSON create's own entry (application/json) stays; the file types join it.
+  t.deepEqual(Object.keys(post?.requestBody?.content ?? {}).sort(), [
+    'application/fit',
+    'application/gpx+xml',
+    'application/json',
+    'application/octet-stream',
+    'application/tcx+xml',
+    'application/vnd.ant.fit',
+    'application/vnd.garmin.tcx+xml',
+    'application/x-fit',
+    'application/xml',
+    'multipart/form-data',
+    'text/xml',
+  ]);
+  t.truthy(post?.responses['415']);
+  t.truthy(doc.paths['/v2/activities/{id}.gpx']?.get);
+  t.truthy(doc.paths['/v2/activities/{id}.tcx']?.get);
+  t.truthy(doc.paths['/v2/file_import/activities']?.post);
+});
