@@ -299,6 +299,44 @@ test('a datastream of more samples × datatypes than ACTIVITY_LIMITS.maxDatastre
   t.regex(res.body.violations[0].message, /too large/);
 });
 
+test('the input guard leaves datastream and locations to the activity checks (422), and still guards the other members (400)', async (t) => {
+  const u = await api.user();
+  const post = (body: string) =>
+    api.call('POST', '/activities', u, { raw: body, headers: { 'content-type': 'application/json' } });
+  const base = JSON.stringify(activity(u, {})).slice(0, -1);
+  // Inside the streams, whatever the guard would refuse is refused by the sample checks.
+  for (const [member, expected] of [
+    ['"datastream":{"1":{"\\u0000":1}}', 'datastream.1.\u0000'],
+    ['"datastream":{"\\ud800":{"1":1}}', 'datastream.\ud800'],
+    ['"datastream":{"1":{"1":1e309}}', 'datastream.1.1'],
+    ['"datastream":{"1":{"1":"\\u0000"}}', 'datastream.1.1'],
+    [`"datastream":{"1":{"1":${'['.repeat(200)}${']'.repeat(200)}}}`, 'datastream.1.1'],
+    ['"locations":{"1":{"latitude":1,"longitude":1e309}}', 'locations.1.longitude'],
+    ['"locations":{"1":{"latitude":1,"longitude":2,"\\u0000":3}}', 'locations.1.\u0000'],
+  ] as const) {
+    const res = await post(`${base},${member}}`);
+    t.is(res.status, 422, member);
+    t.deepEqual(
+      res.body.violations.map((v: { propertyPath: string }) => v.propertyPath),
+      [expected],
+      member,
+    );
+  }
+  // Anywhere else in the body, the guard answers first.
+  const bad = await post(`${base},"name":"a\\u0000b"}`);
+  t.is(bad.status, 400);
+  t.regex(bad.body['hydra:description'], /body\.name/);
+  const deep = await post(`${base},"location":${'{"device":'.repeat(70)}1${'}'.repeat(70)}}`);
+  t.is(deep.status, 400);
+  // On PUT, the guard walks everything.
+  const created = await api.call('POST', '/activities', u, { body: activity(u, {}) });
+  const put = await api.call('PUT', `/activities/${created.body.id}`, u, {
+    raw: '{"datastream":{"1":{"\\u0000":1}}}',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.is(put.status, 400);
+});
+
 test('POST accepts JSON only (application/ld+json, application/json): another type is a 415', async (t) => {
   const u = await api.user();
   const res = await api.call('POST', '/activities', u, {

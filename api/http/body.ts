@@ -7,6 +7,22 @@ export interface RouteBodyLimit {
   /** The full path, prefix included (`/v2/activities`); a trailing slash matches too. */
   path: string;
   limitBytes: number;
+  /**
+   * Top-level members the route itself checks value by value, refusing anything but numbers and
+   * numeric keys (an activity's `datastream` and `locations`): the input guard does not walk them
+   * a second time. Everything else in the body is guarded as on any route.
+   */
+  selfCheckedMembers?: readonly string[];
+}
+
+/** The route limit a request falls under, if any. */
+export function routeBodyLimit(
+  routes: readonly RouteBodyLimit[],
+  ctx: { method: string; path: string },
+): RouteBodyLimit | undefined {
+  if (routes.length === 0) return undefined;
+  const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
+  return routes.find((r) => r.method.toUpperCase() === ctx.method && r.path === path);
 }
 
 function jsonParser(limitBytes: number): Middleware {
@@ -35,14 +51,9 @@ function jsonParser(limitBytes: number): Middleware {
 export function jsonBody(limitBytes: number, routeLimits: readonly RouteBodyLimit[] = []): Middleware {
   const parse = jsonParser(limitBytes);
   if (routeLimits.length === 0) return parse;
-  const routes = routeLimits.map((r) => ({
-    method: r.method.toUpperCase(),
-    path: r.path,
-    parse: jsonParser(r.limitBytes),
-  }));
+  const parsers = new Map(routeLimits.map((r) => [r, jsonParser(r.limitBytes)]));
   return (ctx, next) => {
-    const path = ctx.path.length > 1 && ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : ctx.path;
-    const route = routes.find((r) => r.method === ctx.method && r.path === path);
-    return (route?.parse ?? parse)(ctx, next);
+    const route = routeBodyLimit(routeLimits, ctx);
+    return ((route && parsers.get(route)) ?? parse)(ctx, next);
   };
 }

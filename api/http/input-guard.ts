@@ -1,5 +1,6 @@
 import { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
+import { type RouteBodyLimit, routeBodyLimit } from './body.ts';
 import { type FieldError, HttpError, payloadTooLarge } from './errors.ts';
 
 /**
@@ -227,6 +228,15 @@ function replayBody(ctx: Context, raw: Buffer): void {
   ctx.response.req = copy;
 }
 
+/** The body without the members its route checks itself (RouteBodyLimit.selfCheckedMembers). */
+function withoutSelfChecked(body: unknown, route: RouteBodyLimit | undefined): unknown {
+  const members = route?.selfCheckedMembers;
+  if (!members?.length || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const rest: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const m of members) delete rest[m];
+  return rest;
+}
+
 /**
  * The one check every service gets, after the JSON body parser and before any route: text that
  * no field may hold (U+0000, unpaired surrogates) in the path, the query (names and values) or
@@ -234,7 +244,8 @@ function replayBody(ctx: Context, raw: Buffer): void {
  * over-deep JSON are refused with 400, each problem named (`path`, `query.name`, `body.notes`,
  * `body.activities[0].tags[1]`), in the called service's error format.
  */
-export function inputGuard(options: { bodyLimitBytes: number }): Middleware {
+export function inputGuard(options: { bodyLimitBytes: number; routes?: readonly RouteBodyLimit[] }): Middleware {
+  const routes = options.routes ?? [];
   return async (ctx, next) => {
     const errors = [...pathProblems(ctx.path), ...queryProblems(ctx.query)];
     if (BODY_METHODS.has(ctx.method) && ctx.request.type === FORM_TYPE) {
@@ -244,7 +255,7 @@ export function inputGuard(options: { bodyLimitBytes: number }): Middleware {
       replayBody(ctx, raw);
     } else {
       const body = (ctx.request as { body?: unknown }).body;
-      if (body !== undefined) errors.push(...jsonProblems(body));
+      if (body !== undefined) errors.push(...jsonProblems(withoutSelfChecked(body, routeBodyLimit(routes, ctx))));
     }
     if (errors.length > 0) throw hostileInput(errors.slice(0, MAX_REPORTED));
     await next();
