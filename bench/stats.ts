@@ -76,14 +76,21 @@ export function processCpuMs(pid: number): number | undefined {
 
 const CLOCK_TICKS = 100;
 
-/** CPU time (ms) of every local process named `postgres` (the server and its backends). */
-export function postgresCpuMs(): number | undefined {
+/**
+ * CPU time (ms) of the local processes named `postgres`: all of them, or only the backends
+ * serving `database` (their process title names it). The machine may run other work on the same
+ * or other PostgreSQL servers (test suites): give the database to leave it out.
+ */
+export function postgresCpuMs(database?: string): number | undefined {
   try {
     let total = 0;
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
         if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+        // A backend's title: "postgres: 15/main: user database host(port) state".
+        if (database !== undefined && !readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `))
+          continue;
       } catch {
         continue;
       }

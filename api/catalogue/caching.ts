@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Middleware } from 'koa';
 
 /** Seconds shared caches and clients may reuse a catalogue answer without asking again. */
 export const CATALOGUE_MAX_AGE_S = 300;
+const CACHE_CONTROL = `public, max-age=${CATALOGUE_MAX_AGE_S}`;
 
 /**
  * HTTP caching of the read-only catalogue: a strong ETag from the bytes of the answer,
@@ -13,14 +14,17 @@ export function catalogueCaching(): Middleware {
   return async (ctx, next) => {
     await next();
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.status !== 200 || ctx.body == null) return;
-    const text = typeof ctx.body === 'string' ? ctx.body : Buffer.isBuffer(ctx.body) ? null : JSON.stringify(ctx.body);
-    if (text === null) return;
-    const type = ctx.type;
-    ctx.body = text;
-    ctx.type = type;
-    const etag = `"${createHash('sha1').update(text).digest('base64url')}"`;
+    if (Buffer.isBuffer(ctx.body)) return;
+    // The answer's bytes, encoded once: hashed for the ETag, then written as they are (Koa takes
+    // their length instead of measuring a string, and the socket gets no string to encode).
+    const bytes = Buffer.from(typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body));
+    // Koa keeps the Content-Type the handler's body gave the answer (it sets one for any body).
+    const typed = ctx.res.hasHeader('Content-Type');
+    ctx.body = bytes;
+    if (!typed) ctx.remove('Content-Type');
+    const etag = `"${hash('sha1', bytes, 'base64url')}"`;
     ctx.set('ETag', etag);
-    ctx.set('Cache-Control', `public, max-age=${CATALOGUE_MAX_AGE_S}`);
+    ctx.set('Cache-Control', CACHE_CONTROL);
     ctx.vary('Accept-Language');
     if (matches(ctx.get('if-none-match'), etag)) {
       ctx.status = 304;

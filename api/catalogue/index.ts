@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type CatalogueGroup, groupBySlugOrId, listGroups } from '../../shared/catalogue/groups.ts';
-import { preferredLanguages } from '../../shared/catalogue/locale.ts';
+import { type CatalogueLanguage, preferredLanguages } from '../../shared/catalogue/locale.ts';
 import {
   type CatalogueSport,
   MAX_QUERY_LENGTH,
@@ -104,6 +104,24 @@ const sportSearch = z.object({
   ...paging,
 });
 
+/**
+ * `preferredLanguages` of an Accept-Language header, remembered: clients send a handful of
+ * distinct headers, and parsing one (split, regular expressions, sort) costs more than a lookup.
+ * Bounded: at most 500 headers of at most 200 characters; past that the memory starts afresh.
+ */
+const LANGUAGES = new Map<string, readonly CatalogueLanguage[]>();
+function servedLanguages(acceptLanguage: string): readonly CatalogueLanguage[] {
+  let languages = LANGUAGES.get(acceptLanguage);
+  if (languages === undefined) {
+    languages = Object.freeze(preferredLanguages(acceptLanguage));
+    if (acceptLanguage.length <= 200) {
+      if (LANGUAGES.size >= 500) LANGUAGES.clear();
+      LANGUAGES.set(acceptLanguage, languages);
+    }
+  }
+  return languages;
+}
+
 const LOCALE_NOTE =
   'Names and descriptions follow `Accept-Language`: the first listed (by q) catalogue language the item has a name in (a region is ignored: `fr-CA` is served as `fr`), else English; `locale` says which was served. Answers carry an ETag and `Cache-Control: public, max-age=300`; `If-None-Match` gives 304.';
 
@@ -113,7 +131,7 @@ export const catalogueService: ServiceModule = {
   errorFormat: 'jsonapi',
   prefixes: ['/sports', '/groups'],
   routers: (app) => {
-    const { db } = app;
+    const { db, pool } = app;
     const router = new ApiRouter({
       prefix: '',
       errorFormat: 'jsonapi',
@@ -121,7 +139,7 @@ export const catalogueService: ServiceModule = {
       tag: 'catalogue',
       middleware: [catalogueCaching()],
     });
-    const languagesOf = (ctx: { get: (h: string) => string }) => preferredLanguages(ctx.get('accept-language'));
+    const languagesOf = (ctx: { get: (h: string) => string }) => servedLanguages(ctx.get('accept-language'));
 
     new Resource(router, app, {
       path: '/sports',
@@ -141,7 +159,7 @@ export const catalogueService: ServiceModule = {
         queryErrorStatus: 404,
         handler: async ({ query, ctx }) => {
           const languages = languagesOf(ctx);
-          const page = await searchSports(db, {
+          const page = await searchSports(pool, {
             q: query.q,
             tag: query.tag,
             vendorId: query.vendor_id,

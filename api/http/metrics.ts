@@ -44,13 +44,15 @@ export function createMetrics(sources: MetricsSources) {
   });
 
   const middleware: Middleware = async (ctx, next) => {
-    const end = requests.startTimer();
+    // observe() rather than startTimer(): the same seconds, without a closure and two label copies per request.
+    const start = process.hrtime.bigint();
     try {
       await next();
     } finally {
       // The route template (not the raw path) keeps label cardinality bounded.
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      end({ method: ctx.method, route: String(route), status: String(ctx.status) });
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      requests.observe({ method: ctx.method, route: String(route), status: String(ctx.status) }, seconds);
     }
   };
   return { registry, middleware };

@@ -1,4 +1,5 @@
-import { type CompiledQuery, type RawBuilder, sql } from 'kysely';
+import { CompiledQuery, Kysely } from 'kysely';
+import type pg from 'pg';
 import type { Db } from '../db/database.ts';
 import { invalid, notFoundError } from '../errors.ts';
 import type { CatalogueLanguage } from './locale.ts';
@@ -33,13 +34,23 @@ export const MAX_QUERY_LENGTH = 100;
 /** `%`, `_` and `\` of the user's text are matched literally. */
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** The numbered parameters of one statement (`$1`, `$2`...), in the order they are added. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
 /**
  * The one SELECT of the catalogue: active sports with the language served for each (the first of
  * the client's languages the sport has a name in, else English), their name and description in
- * that language and their children. `where` and `order` complete it.
+ * that language and their children. `join` and `where` complete it.
  */
-function sportSelect(languages: readonly CatalogueLanguage[], join: RawBuilder<unknown>, where: RawBuilder<unknown>[]) {
-  return sql`
+function sportSelect(ps: Params, languages: readonly CatalogueLanguage[], join: string, where: string[]): string {
+  const wanted = ps.add([...languages]);
+  return `
     select s.id, s.slug, s.parent_id, s.vendor_id, s.tags, x.locale,
       s.names ->> x.locale as name,
       s.descriptions ->> x.locale as description,
@@ -47,34 +58,74 @@ function sportSelect(languages: readonly CatalogueLanguage[], join: RawBuilder<u
     from sports s
     cross join lateral (
       select coalesce(
-        (select l from unnest(${[...languages]}::text[]) with ordinality u(l, o) where s.names ? l order by o limit 1),
+        (select l from unnest(${wanted}::text[]) with ordinality u(l, o) where s.names ? l order by o limit 1),
         'en') as locale
       offset 0 -- evaluated once per sport, not once per use
     ) x
     ${join}
-    where ${sql.join([sql`s.active`, ...where], sql` and `)}`;
+    where ${['s.active', ...where].join(' and ')}`;
 }
 
-/** The list query, compiled: the API runs it, and bench/catalogue-search.ts runs the same text. */
-export function compileSportList(db: Db, search: SportSearch): CompiledQuery<CatalogueSport & { total: string }> {
-  const where: RawBuilder<unknown>[] = [];
-  let join = sql``;
-  let order = sql`s.id`;
+/** A statement for pg: its prepared-statement name, text and parameters. */
+export interface SportStatement {
+  name?: string;
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * The list query (the API runs it, and bench/catalogue-search.ts runs the same statement). Its
+ * text depends only on which filters are present, never on their values, so each of those 16
+ * shapes has its own prepared-statement name: pg prepares it once per connection and PostgreSQL
+ * skips parsing and analysing it on every search.
+ */
+export function sportListStatement(search: SportSearch): SportStatement {
+  const ps = new Params();
+  const where: string[] = [];
+  let join = '';
+  let order = 's.id';
   const q = search.q?.trim();
   if (q) {
     // The trigram index of sport_search_names serves the LIKE; the locale keeps the served name only.
-    join = sql`join sport_search_names n on n.sport_id = s.id and n.locale = x.locale
-      and n.folded like '%' || catalogue_fold(${likeEscape(q)}) || '%'`;
-    order = sql`n.folded like catalogue_fold(${likeEscape(q)}) || '%' desc, n.folded, s.id`;
+    const typed = ps.add(likeEscape(q));
+    join = `join sport_search_names n on n.sport_id = s.id and n.locale = x.locale
+      and n.folded like '%' || catalogue_fold(${typed}) || '%'`;
+    order = `n.folded like catalogue_fold(${typed}) || '%' desc, n.folded, s.id`;
   }
-  if (search.tag !== undefined) where.push(sql`s.tags @> array[${search.tag}]::text[]`);
-  if (search.vendorId !== undefined) where.push(sql`s.vendor_id = ${search.vendorId}`);
-  if (search.parentsOnly) where.push(sql`s.parent_id is null`);
-  const query = sql<CatalogueSport & { total: string }>`
-    select *, count(*) over () as total from (${sportSelect(search.languages, join, where)}
+  if (search.tag !== undefined) where.push(`s.tags @> array[${ps.add(search.tag)}]::text[]`);
+  if (search.vendorId !== undefined) where.push(`s.vendor_id = ${ps.add(search.vendorId)}`);
+  if (search.parentsOnly) where.push('s.parent_id is null');
+  const select = sportSelect(ps, search.languages, join, where);
+  const text = `
+    select *, count(*) over () as total from (${select}
     order by ${order}) m
-    limit ${search.size} offset ${(search.page - 1) * search.size}`;
-  return query.compile(db);
+    limit ${ps.add(search.size)} offset ${ps.add((search.page - 1) * search.size)}`;
+  const shape =
+    (q ? 1 : 0) |
+    (search.tag !== undefined ? 2 : 0) |
+    (search.vendorId !== undefined ? 4 : 0) |
+    (search.parentsOnly ? 8 : 0);
+  const name = statementName(shape, text);
+  return { ...(name ? { name } : {}), text, values: ps.values };
+}
+
+/**
+ * The prepared-statement name of a list shape. pg refuses a name reused for another text, so the
+ * first text of each shape is kept and compared (a few hundred bytes): one that ever differed
+ * would run unnamed rather than fail.
+ */
+const SHAPE_TEXTS = new Map<number, string>();
+function statementName(shape: number, text: string): string | undefined {
+  const known = SHAPE_TEXTS.get(shape);
+  if (known === undefined) SHAPE_TEXTS.set(shape, text);
+  else if (known !== text) return undefined;
+  return `catalogue_sports_${shape}`;
+}
+
+/** The list query as Kysely runs it (same text and parameters), e.g. to EXPLAIN it. */
+export function compileSportList(_db: Db, search: SportSearch): CompiledQuery<CatalogueSport & { total: number }> {
+  const { text, values } = sportListStatement(search);
+  return CompiledQuery.raw(text, values) as CompiledQuery<CatalogueSport & { total: number }>;
 }
 
 function checkSearch(search: SportSearch): void {
@@ -83,19 +134,34 @@ function checkSearch(search: SportSearch): void {
     throw invalid([{ path: 'query.q', message: `Give 1 to ${MAX_QUERY_LENGTH} characters to search for` }]);
 }
 
-const clean = ({ total: _total, ...sport }: CatalogueSport & { total?: string }): CatalogueSport => sport;
+/**
+ * Where the list runs: a pg pool (the API: as a prepared statement, straight through the pool) or
+ * a Kysely instance (tests, scripts: the same text, unnamed).
+ */
+export type SportListDb = Db | Pick<pg.Pool, 'query'>;
+
+async function listRows(db: SportListDb, search: SportSearch): Promise<(CatalogueSport & { total: number })[]> {
+  const statement = sportListStatement(search);
+  if (db instanceof Kysely)
+    return (await db.executeQuery(CompiledQuery.raw(statement.text, statement.values))).rows as (CatalogueSport & {
+      total: number;
+    })[];
+  return (await db.query<CatalogueSport & { total: number }>(statement)).rows;
+}
+
+const clean = ({ total: _total, ...sport }: CatalogueSport & { total?: number }): CatalogueSport => sport;
 
 /** One page of the catalogue: sports matching every given filter, with the count of all matches. */
 export async function searchSports(
-  db: Db,
+  db: SportListDb,
   search: SportSearch,
 ): Promise<{ items: CatalogueSport[]; page: number; limit: number; total: number }> {
   checkSearch(search);
-  const { rows } = await db.executeQuery(compileSportList(db, search));
+  const rows = await listRows(db, search);
   let total = Number(rows[0]?.total ?? 0);
   if (rows.length === 0 && search.page > 1) {
-    const all = await db.executeQuery(compileSportList(db, { ...search, page: 1, size: 1 }));
-    total = Number(all.rows[0]?.total ?? 0);
+    const all = await listRows(db, { ...search, page: 1, size: 1 });
+    total = Number(all[0]?.total ?? 0);
   }
   return { items: rows.map(clean), page: search.page, limit: search.size, total };
 }
@@ -107,8 +173,10 @@ export async function sportsByIds(
   languages: readonly CatalogueLanguage[],
 ): Promise<CatalogueSport[]> {
   if (ids.length === 0) return [];
-  const { rows } = await sportSelect(languages, sql``, [sql`s.id = any(${[...ids]}::int[])`]).execute(db);
-  return (rows as CatalogueSport[]).sort((a, b) => a.id - b.id);
+  const ps = new Params();
+  const text = sportSelect(ps, languages, '', [`s.id = any(${ps.add([...ids])}::int[])`]);
+  const { rows } = await db.executeQuery<CatalogueSport>(CompiledQuery.raw(text, ps.values));
+  return [...rows].sort((a, b) => a.id - b.id);
 }
 
 /** A sport by id (all digits) or slug. */
@@ -118,10 +186,12 @@ export async function sportByIdOrSlug(
   languages: readonly CatalogueLanguage[],
 ): Promise<CatalogueSport> {
   const byId = /^\d{1,9}$/.test(key);
-  const { rows } = await sportSelect(languages, sql``, [
-    byId ? sql`s.id = ${Number(key)}` : sql`s.slug = ${key.toLowerCase()}`,
-  ]).execute(db);
-  const sport = rows[0] as CatalogueSport | undefined;
+  const ps = new Params();
+  const text = sportSelect(ps, languages, '', [
+    byId ? `s.id = ${ps.add(Number(key))}` : `s.slug = ${ps.add(key.toLowerCase())}`,
+  ]);
+  const { rows } = await db.executeQuery<CatalogueSport>(CompiledQuery.raw(text, ps.values));
+  const sport = rows[0];
   if (!sport) throw notFoundError(`Unknown sport ${key}`);
   return sport;
 }

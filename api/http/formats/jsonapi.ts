@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import type { JsonApiView, Page, Related, RequestView, ResourceIdentifier, Serializer } from './format.ts';
+import type {
+  JsonApiView,
+  Page,
+  Related,
+  RequestView,
+  ResourceIdentifier,
+  ResourceLinkage,
+  Serializer,
+} from './format.ts';
 import { SerializedItems } from './format.ts';
 import { hasNextPage, lastPage, nextPageQuery, pageQuery, selfUrl } from './links.ts';
 
@@ -23,31 +31,42 @@ export function related<T>(view: JsonApiView<T>, items: readonly T[]): Related {
 /** `fields[type]=a,b` of the request, per type (JSON:API sparse fieldsets). */
 function sparseFields(req: RequestView): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
-  for (const [key, value] of Object.entries(req.query)) {
+  for (const key of Object.keys(req.query)) {
+    if (!key.startsWith('fields[')) continue;
     const m = /^fields\[([^\]]+)\]$/.exec(key);
+    const value = req.query[key];
     if (m?.[1] && typeof value === 'string') out.set(m[1], new Set(value.split(',').filter(Boolean)));
   }
   return out;
 }
 
+/**
+ * One resource object. Written with loops rather than entries/filter/fromEntries: it runs for
+ * every item of every page, and without sparse fieldsets (the usual case) it keeps the view's
+ * attributes object as it is. Members keep the view's order either way.
+ */
 function resourceObject(view: JsonApiView<never>, item: unknown, req: RequestView, fields: Map<string, Set<string>>) {
   const id = view.id(item as never);
   const wanted = fields.get(view.type);
-  const keep = (name: string) => !wanted || wanted.has(name);
-  const attributes = Object.fromEntries(Object.entries(view.attributes(item as never)).filter(([k]) => keep(k)));
-  const links = view.relationships?.(item as never) ?? {};
-  const relationships = Object.fromEntries(
-    Object.entries(links)
-      .filter(([k]) => keep(k))
-      .map(([name, data]) => [name, { data }]),
-  );
-  return {
-    type: view.type,
-    id,
-    attributes,
-    ...(Object.keys(relationships).length ? { relationships } : {}),
-    links: { self: `${req.baseUrl}${view.path}/${encodeURIComponent(id)}` },
-  };
+  let attributes = view.attributes(item as never);
+  if (wanted) {
+    const kept: Record<string, unknown> = {};
+    for (const name of Object.keys(attributes)) if (wanted.has(name)) kept[name] = attributes[name];
+    attributes = kept;
+  }
+  const linkage = view.relationships?.(item as never);
+  const relationships: Record<string, { data: ResourceLinkage }> = {};
+  let linked = 0;
+  if (linkage)
+    for (const name of Object.keys(linkage))
+      if (!wanted || wanted.has(name)) {
+        relationships[name] = { data: linkage[name] as ResourceLinkage };
+        linked++;
+      }
+  const self = { self: `${req.baseUrl}${view.path}/${encodeURIComponent(id)}` };
+  return linked
+    ? { type: view.type, id, attributes, relationships, links: self }
+    : { type: view.type, id, attributes, links: self };
 }
 
 /** Included resource objects, each once, never repeating primary data (JSON:API 1.1, 7.4). */
