@@ -9,8 +9,8 @@ import {
   trackFromWkb,
   trackToEwkb,
 } from '../shared/tracking/activity-binary.ts';
-import { ACTIVITY_LIMITS } from '../shared/tracking/activity-content.ts';
-import { JsonWriter } from '../shared/tracking/activity-json.ts';
+import { ACTIVITY_LIMITS, datastreamFromJson, trackFromJson } from '../shared/tracking/activity-content.ts';
+import { JsonWriter, jsonWithStreams, jsonWithStreamsChunks } from '../shared/tracking/activity-json.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();
@@ -56,6 +56,28 @@ test('JsonWriter.number: every finite double is written as JSON that parses back
   t.is(written(45.1234567), '45.1234567');
   t.is(written(2 ** 53), '9007199254740992');
   t.is(written(1e-7), '1e-7');
+});
+
+test('jsonWithStreamsChunks: the chunks, whatever their size, make the same JSON as one buffer and as JSON.stringify', (t) => {
+  fc.assert(
+    fc.property(datastream, locations, fc.integer({ min: 16, max: 4096 }), (ds, locs, chunkBytes) => {
+      const streams = { datastream: datastreamFromJson(ds), track: trackFromJson(locs) };
+      const head = { '@id': '/v2/activities/x', name: 'é "quoted"' };
+      const whole = jsonWithStreams(head, streams);
+      const chunks = [...jsonWithStreamsChunks(head, streams, chunkBytes)];
+      return (
+        Buffer.concat(chunks).equals(whole) &&
+        whole.toString() === JSON.stringify({ ...head, datastream: ds, locations: locs })
+      );
+    }),
+    { numRuns: 300 },
+  );
+  t.is(
+    Buffer.concat([
+      ...jsonWithStreamsChunks({}, { datastream: datastreamFromJson({}), track: trackFromJson({}) }),
+    ]).toString(),
+    '{"datastream":{},"locations":{}}',
+  );
 });
 
 /** A float8[] literal that keeps -0 (the driver's own conversion writes it as 0). */

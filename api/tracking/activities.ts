@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Config } from '../../shared/config.ts';
@@ -8,7 +9,7 @@ import {
   trackFromJson,
 } from '../../shared/tracking/activity-content.ts';
 import type { ActivityContent } from '../../shared/tracking/activity-data.ts';
-import { jsonWithStreams } from '../../shared/tracking/activity-json.ts';
+import { jsonWithStreamsChunks } from '../../shared/tracking/activity-json.ts';
 import { ACTIVITY_ORDERS, listActivities } from '../../shared/tracking/activity-list.ts';
 import {
   type ActivityInput,
@@ -158,10 +159,11 @@ export const activityView: HydraView<ActivityRow> = {
 };
 
 /**
- * One activity with its `datastream` and `locations` as JSON bytes: JSON-LD (`@context`, `@id`,
- * `@type` first) or API Platform's plain JSON. The streams are written from their columns.
+ * One activity with its `datastream` and `locations`: JSON-LD (`@context`, `@id`, `@type` first)
+ * or API Platform's plain JSON, as a stream of chunks written from the columns while it is sent
+ * (a 24-hour activity is about 13 MB: other requests run between its chunks).
  */
-export function activityDocument(found: { row: ActivityRow; content: ActivityContent }, jsonLd: boolean): Buffer {
+export function activityDocument(found: { row: ActivityRow; content: ActivityContent }, jsonLd: boolean): Readable {
   const view = activityView as HydraView<never>;
   const head = jsonLd
     ? {
@@ -171,7 +173,7 @@ export function activityDocument(found: { row: ActivityRow; content: ActivityCon
         ...activityFields(found.row),
       }
     : activityFields(found.row);
-  return jsonWithStreams(head, found.content);
+  return Readable.from(jsonWithStreamsChunks(head, found.content), { objectMode: false });
 }
 
 const L = ACTIVITY_LIMITS;

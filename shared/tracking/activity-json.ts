@@ -19,21 +19,40 @@ for (let i = 0; i < 100; i++) {
   PAIRS[2 * i + 1] = 48 + (i % 10);
 }
 
-/** A growable buffer of JSON text. */
+/**
+ * A buffer of JSON text: growable (one Buffer in the end), or chunked (full chunks are set aside
+ * for `drain`, so a long document can be sent while it is being written).
+ */
 export class JsonWriter {
   #buf: Buffer;
   #at = 0;
+  readonly #chunked: boolean;
+  #done: Buffer[] = [];
 
-  constructor(capacity = 64 * 1024) {
+  constructor(capacity = 64 * 1024, options: { chunked?: boolean } = {}) {
     this.#buf = Buffer.allocUnsafe(capacity);
+    this.#chunked = options.chunked ?? false;
   }
 
   /** Room for `bytes` more bytes. */
   ensure(bytes: number): void {
     if (this.#at + bytes <= this.#buf.length) return;
+    if (this.#chunked) {
+      if (this.#at > 0) this.#done.push(this.#buf.subarray(0, this.#at));
+      this.#buf = Buffer.allocUnsafe(Math.max(this.#buf.length, bytes));
+      this.#at = 0;
+      return;
+    }
     const next = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.#at + bytes));
     this.#buf.copy(next, 0, 0, this.#at);
     this.#buf = next;
+  }
+
+  /** The chunks filled since the last call (chunked mode). */
+  drain(): Buffer[] {
+    const done = this.#done;
+    this.#done = [];
+    return done;
   }
 
   /** Any text (UTF-8), e.g. a JSON.stringify result. */
@@ -155,20 +174,33 @@ export class JsonWriter {
 
 const QUOTE = 34;
 const COMMA = 44;
-const OPEN = 123;
 const CLOSE = 125;
 
-/** `{"0":{"1":120,"5":0.4},"1":{...}}`: samples by elapsed second, datatypes ascending. */
-export function writeDatastream(w: JsonWriter, datastream: Datastream): void {
+/** A datastream ready to write: its columns in datatype order and their member names. */
+interface DatastreamColumns {
+  elapsed: Int32Array;
+  columns: Float64Array[];
+  first: Buffer[];
+  next: Buffer[];
+  /** The most bytes one sample can take. */
+  perSample: number;
+}
+
+function datastreamColumns(datastream: Datastream): DatastreamColumns {
   const ids = [...datastream.channels.keys()].sort((a, b) => a - b);
-  const columns = ids.map((id) => datastream.channels.get(id) as Float64Array);
-  const first = ids.map((id) => Buffer.from(`"${id}":`));
-  const next = ids.map((id) => Buffer.from(`,"${id}":`));
-  const { elapsed } = datastream;
-  const perSample = 16 + ids.length * (14 + NUMBER_BYTES);
-  w.ensure(2);
-  w.byte(OPEN);
-  for (let i = 0; i < elapsed.length; i++) {
+  return {
+    elapsed: datastream.elapsed,
+    columns: ids.map((id) => datastream.channels.get(id) as Float64Array),
+    first: ids.map((id) => Buffer.from(`"${id}":`)),
+    next: ids.map((id) => Buffer.from(`,"${id}":`)),
+    perSample: 16 + ids.length * (14 + NUMBER_BYTES),
+  };
+}
+
+/** Samples `from` to `to` (excluded) of `{"0":{"1":120,"5":0.4},"1":{...}}`, datatypes ascending. */
+function writeSamples(w: JsonWriter, d: DatastreamColumns, from: number, to: number): void {
+  const { elapsed, columns, first, next, perSample } = d;
+  for (let i = from; i < to; i++) {
     w.ensure(perSample);
     if (i > 0) w.byte(COMMA);
     w.byte(QUOTE);
@@ -184,20 +216,17 @@ export function writeDatastream(w: JsonWriter, datastream: Datastream): void {
     }
     w.byte(CLOSE);
   }
-  w.byte(CLOSE);
 }
 
 const LATITUDE = Buffer.from('":{"latitude":');
 const LONGITUDE = Buffer.from(',"longitude":');
 const ELEVATION = Buffer.from(',"elevation":');
+const PER_POINT = 64 + 3 * NUMBER_BYTES;
 
-/** `{"0":{"latitude":…,"longitude":…,"elevation":…|null},…}`; `{}` without a track. */
-export function writeLocations(w: JsonWriter, track: Track): void {
-  const perPoint = 64 + 3 * NUMBER_BYTES;
-  w.ensure(2);
-  w.byte(OPEN);
-  for (let i = 0; i < track.elapsed.length; i++) {
-    w.ensure(perPoint);
+/** Points `from` to `to` (excluded) of `{"0":{"latitude":…,"longitude":…,"elevation":…|null},…}`. */
+function writePoints(w: JsonWriter, track: Track, from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    w.ensure(PER_POINT);
     if (i > 0) w.byte(COMMA);
     w.byte(QUOTE);
     w.uint(track.elapsed[i] as number);
@@ -211,28 +240,59 @@ export function writeLocations(w: JsonWriter, track: Track): void {
     else w.number(elevation);
     w.byte(CLOSE);
   }
-  w.byte(CLOSE);
 }
 
+/** Samples or points written between two looks for full chunks. */
+const BATCH = 2048;
+
 /**
- * A JSON object: `head`'s members (JSON.stringify), then `datastream` and `locations` written
- * from the columns. The response body of one activity, without building an object per sample.
+ * A JSON object, in chunks of about `chunkBytes`: `head`'s members (JSON.stringify), then
+ * `datastream` and `locations` written from the columns, without building an object per sample.
+ * Lazily: a chunk is written when the consumer asks for it, so a response stream sends an activity
+ * of 24 hours while writing it and other requests run between chunks.
  */
+export function* jsonWithStreamsChunks(
+  head: Record<string, unknown>,
+  streams: { datastream: Datastream; track: Track },
+  chunkBytes = 1 << 20,
+): Generator<Buffer> {
+  const w = new JsonWriter(chunkBytes, { chunked: true });
+  const headText = JSON.stringify(head);
+  w.text(headText.slice(0, -1));
+  w.ensure(32);
+  w.ascii(headText.length > 2 ? ',"datastream":{' : '"datastream":{');
+  const d = datastreamColumns(streams.datastream);
+  for (let from = 0; from < d.elapsed.length; from += BATCH) {
+    writeSamples(w, d, from, Math.min(d.elapsed.length, from + BATCH));
+    yield* w.drain();
+  }
+  w.ensure(32);
+  w.ascii('},"locations":{');
+  const n = streams.track.elapsed.length;
+  for (let from = 0; from < n; from += BATCH) {
+    writePoints(w, streams.track, from, Math.min(n, from + BATCH));
+    yield* w.drain();
+  }
+  w.ensure(2);
+  w.ascii('}}');
+  yield* w.drain();
+  yield w.result();
+}
+
+/** `jsonWithStreamsChunks` as one Buffer (for a document embedding the activity). */
 export function jsonWithStreams(
   head: Record<string, unknown>,
   streams: { datastream: Datastream; track: Track },
 ): Buffer {
+  const d = datastreamColumns(streams.datastream);
+  const n = streams.track.elapsed.length;
   const headText = JSON.stringify(head);
-  const samples = streams.datastream.elapsed.length * (16 + streams.datastream.channels.size * 30);
-  const w = new JsonWriter(headText.length * 3 + samples + streams.track.elapsed.length * 100 + 1024);
+  const w = new JsonWriter(Buffer.byteLength(headText) + 64 + d.elapsed.length * d.perSample + n * PER_POINT);
   w.text(headText.slice(0, -1));
-  w.ensure(32);
-  w.ascii(headText.length > 2 ? ',"datastream":' : '"datastream":');
-  writeDatastream(w, streams.datastream);
-  w.ensure(32);
-  w.ascii(',"locations":');
-  writeLocations(w, streams.track);
-  w.ensure(1);
-  w.byte(CLOSE);
+  w.ascii(headText.length > 2 ? ',"datastream":{' : '"datastream":{');
+  writeSamples(w, d, 0, d.elapsed.length);
+  w.ascii('},"locations":{');
+  writePoints(w, streams.track, 0, n);
+  w.ascii('}}');
   return w.result();
 }
