@@ -9,23 +9,8 @@ export interface BestWindow {
 
 /** Durations closer than this are equal (interpolation rounding), and the earlier start wins. */
 const TIE_SECONDS = 1e-9;
-
-/**
- * pace[i] = t[i] - d[i] / fastest, never decreasing (fastest is the series' fastest step). From
- * sample a to a later sample b, the edge of a window can move no faster than `fastest`, so moving
- * a window's start from a to b shortens it by at most pace[b] - pace[a] (the same for its end,
- * backwards). Computed once per series, for all the distances timed.
- */
-export function paceOf(series: DistanceSeries): Float64Array {
-  if (series.pace) return series.pace;
-  const { time: t, distance: d } = series;
-  const n = Math.min(t.length, d.length);
-  const inverse = series.fastest > 0 ? 1 / series.fastest : 0;
-  const pace = new Float64Array(n);
-  for (let i = 0; i < n; i++) pace[i] = (t[i] as number) - (d[i] as number) * inverse;
-  series.pace = pace;
-  return pace;
-}
+/** Windows tried before the passes, for a first best to prune with. */
+const GUESSES = 64;
 
 /**
  * The shortest time in which the series covers `length` metres, in O(n) at worst; null when it
@@ -39,10 +24,13 @@ export function paceOf(series: DistanceSeries): Float64Array {
  *   first reaches start + length;
  * - windows ending on each sample, latest first; the start is interpolated where the distance last
  *   is end - length.
- * Pruning keeps the passes short: once a window lasts `slack` seconds more than the best, the
- * starts whose pace (paceOf) is less than `slack` further cannot win, and the pass jumps over them;
- * the same backwards for the ends. The pointers then move by searches started where they are
- * expected (a jump of the start moves the end by about as many samples), galloping from there.
+ * Pruning keeps the passes short. With `fastest` the series' fastest step, pace(k) = t[k] -
+ * d[k] / fastest never decreases, and moving a window's start from sample a to a later b shortens
+ * the window by at most pace(b) - pace(a) (its end must cover the extra distance, no faster than
+ * `fastest`); the same backwards for its end. Once a window lasts `slack` seconds more than the
+ * best, the starts whose pace is less than `slack` further cannot win, and the pass jumps over
+ * them. The pointers move by searches started where they are expected (a jump of the start moves
+ * the end by about as many samples), galloping from there; pace is computed where read.
  * Ties go to the earliest start. Pauses count: the clock runs while the athlete stands still.
  */
 export function bestTimeOver(series: DistanceSeries, length: number): BestWindow | null {
@@ -52,13 +40,30 @@ export function bestTimeOver(series: DistanceSeries, length: number): BestWindow
   const first = d[0] as number;
   const last = d[n - 1] as number;
   if (last - first < length) return null;
-  const pace = paceOf(series);
+  const inverse = 1 / series.fastest;
+  const paceAt = (k: number) => (t[k] as number) - (d[k] as number) * inverse;
   // Pace gained per sample on average: where a jump of the start is expected to land.
-  const perSample = Math.max(((pace[n - 1] as number) - (pace[0] as number)) / (n - 1), 1e-9);
+  const perSample = Math.max((paceAt(n - 1) - paceAt(0)) / (n - 1), 1e-9);
 
   let best = Number.POSITIVE_INFINITY;
   let bestStart = 0;
   let bestEnd = 0;
+
+  // A first guess from a few windows spread over the activity, so the passes prune from the start.
+  const stride = Math.max(1, Math.floor(n / GUESSES));
+  for (let i = 0, j = 1; i < n - 1; i += stride) {
+    const target = (d[i] as number) + length;
+    if (target > last) break;
+    j = firstAtLeast(d, j <= i ? i + 1 : j, j + stride, n - 1, target);
+    const d0 = d[j - 1] as number;
+    const t0 = t[j - 1] as number;
+    const seconds = t0 + (((t[j] as number) - t0) * (target - d0)) / ((d[j] as number) - d0) - (t[i] as number);
+    if (seconds < best - TIE_SECONDS) {
+      best = seconds;
+      bestStart = t[i] as number;
+      bestEnd = seconds + bestStart;
+    }
+  }
 
   // Windows starting on sample i; j: the first sample at or past the target.
   let j = 0;
@@ -73,15 +78,16 @@ export function bestTimeOver(series: DistanceSeries, length: number): BestWindow
     const t0 = t[j - 1] as number;
     const end = t0 + (((t[j] as number) - t0) * (target - d0)) / ((d[j] as number) - d0);
     const seconds = end - ti;
-    // Starts come in time order: a tie keeps the earlier one.
-    if (seconds < best - TIE_SECONDS) {
+    if (seconds < best - TIE_SECONDS || (seconds <= best + TIE_SECONDS && ti < bestStart)) {
       best = seconds;
       bestStart = ti;
       bestEnd = end;
     }
     const slack = seconds - best - TIE_SECONDS;
     const next =
-      slack > 0 ? firstAtLeast(pace, i + 1, i + Math.ceil(slack / perSample), n - 1, (pace[i] as number) + slack) : i + 1;
+      slack > 0
+        ? firstPaceAtLeast(t, d, inverse, i + 1, i + Math.ceil(slack / perSample), n - 1, paceAt(i) + slack)
+        : i + 1;
     moved = next - i;
     i = next;
   }
@@ -106,7 +112,7 @@ export function bestTimeOver(series: DistanceSeries, length: number): BestWindow
     }
     const slack = seconds - best - TIE_SECONDS;
     const next =
-      slack > 0 ? lastAtMost(pace, k - 1, k - Math.ceil(slack / perSample), 1, (pace[k] as number) - slack) : k - 1;
+      slack > 0 ? lastPaceAtMost(t, d, inverse, k - 1, k - Math.ceil(slack / perSample), 1, paceAt(k) - slack) : k - 1;
     moved = k - next;
     k = Math.max(next, 0);
   }
@@ -208,6 +214,116 @@ function lastAtMost(a: Float64Array, from: number, guess: number, floor: number,
   while (hi - lo > 1) {
     const mid = (lo + hi) >>> 1;
     if ((a[mid] as number) > x) hi = mid;
+    else lo = mid;
+  }
+  return lo;
+}
+
+/** firstAtLeast over pace(k) = t[k] - d[k] * inverse, computed where read (no array to fill and cache). */
+function firstPaceAtLeast(
+  t: Int32Array,
+  d: Float64Array,
+  inverse: number,
+  from: number,
+  guess: number,
+  limit: number,
+  x: number,
+): number {
+  let g = guess < from ? from : guess > limit ? limit : guess;
+  if ((t[g] as number) - (d[g] as number) * inverse >= x) {
+    // The answer is in [from, g]: gallop back to a value below x.
+    if (g === from) return g;
+    let hi = g;
+    let step = 1;
+    let lo = g - 1;
+    while (lo > from && (t[lo] as number) - (d[lo] as number) * inverse >= x) {
+      hi = lo;
+      step *= 2;
+      lo = hi - step;
+    }
+    if (lo <= from) {
+      if ((t[from] as number) - (d[from] as number) * inverse >= x) return from;
+      lo = from;
+    }
+    // a[lo] < x <= a[hi]
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if ((t[mid] as number) - (d[mid] as number) * inverse < x) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  }
+  // a[g] < x: gallop forward.
+  let lo = g;
+  let step = 1;
+  let hi = g + 1;
+  while (hi < limit && (t[hi] as number) - (d[hi] as number) * inverse < x) {
+    lo = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi >= limit) {
+    hi = limit;
+    g = lo;
+  }
+  // a[lo] < x; a[hi] >= x, or hi is the limit.
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if ((t[mid] as number) - (d[mid] as number) * inverse < x) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+/** lastAtMost over pace(k) = t[k] - d[k] * inverse, computed where read (no array to fill and cache). */
+function lastPaceAtMost(
+  t: Int32Array,
+  d: Float64Array,
+  inverse: number,
+  from: number,
+  guess: number,
+  floor: number,
+  x: number,
+): number {
+  if (from < floor) return floor - 1;
+  const g = guess > from ? from : guess < floor ? floor : guess;
+  if ((t[g] as number) - (d[g] as number) * inverse <= x) {
+    // The answer is in [g, from]: gallop forward to a value above x.
+    if (g === from) return g;
+    let lo = g;
+    let step = 1;
+    let hi = g + 1;
+    while (hi < from && (t[hi] as number) - (d[hi] as number) * inverse <= x) {
+      lo = hi;
+      step *= 2;
+      hi = lo + step;
+    }
+    if (hi >= from) {
+      if ((t[from] as number) - (d[from] as number) * inverse <= x) return from;
+      hi = from;
+    }
+    // a[lo] <= x < a[hi]
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if ((t[mid] as number) - (d[mid] as number) * inverse <= x) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  }
+  // a[g] > x: gallop backward.
+  let hi = g;
+  let step = 1;
+  let lo = g - 1;
+  while (lo >= floor && (t[lo] as number) - (d[lo] as number) * inverse > x) {
+    hi = lo;
+    step *= 2;
+    lo = hi - step;
+  }
+  if (lo < floor) lo = floor - 1;
+  // a[hi] > x; a[lo] <= x, or lo is below the floor.
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if ((t[mid] as number) - (d[mid] as number) * inverse > x) hi = mid;
     else lo = mid;
   }
   return lo;

@@ -10,8 +10,6 @@ export interface DistanceSeries {
   distance: Float64Array;
   /** The fastest step, m/s (0 when standing still): bounds how fast a window's edge can move. */
   fastest: number;
-  /** Set by paceOf (best-time.ts), once for all the distances timed. */
-  pace?: Float64Array;
 }
 
 /**
