@@ -10,7 +10,8 @@ export default {
   // sharp and other native modules must not load inside worker threads.
   workerThreads: false,
   concurrency: 3,
-  timeout: '60s',
+  // An inactivity watchdog (reset by every test result): the robustness walk alone takes about a minute.
+  timeout: '180s',
   environmentVariables: { NODE_ENV: 'test', LOG_LEVEL: 'silent' },
   // observeRun is how ava 7 hands its run events to code outside its reporters (an experiment,
   // announced by one line at the start of the run); test/test-runner.test.ts checks it still works.
