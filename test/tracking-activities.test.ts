@@ -776,3 +776,41 @@ test('/openapi.json documents the activity operations: body members, the 413, bo
   const types = Object.keys(get.responses['200']?.content ?? {});
   t.true(types.includes('application/ld+json') && types.includes('application/json'), types.join());
 });
+
+test('referential ids are remembered once seen, never as missing: a datatype or sport added later is accepted at once', async (t) => {
+  const u = await api.user();
+  const unknown = await post(u, activity(u, { dataSummaries: { '9991': 1 }, sport: '/v2/sports/9992' }));
+  t.is(unknown.status, 422);
+  t.deepEqual(violations(unknown.body).sort(), ['dataSummaries.9991', 'sport']);
+  await db
+    .insertInto('datatypes')
+    .values({
+      id: 9991,
+      unit: 'none',
+      names: JSON.stringify({ en: 'Test datatype' }),
+      descriptions: JSON.stringify({}),
+      record_way: 0,
+      cumulable: false,
+      active: true,
+    })
+    .execute();
+  await db
+    .insertInto('sports')
+    .values({
+      id: 9992,
+      slug: 'test-sport-9992',
+      names: JSON.stringify({ en: 'Test sport' }),
+      parent_id: null,
+      universe_id: null,
+      active: true,
+      description: null,
+      vendor_id: null,
+    })
+    .execute();
+  const known = await post(
+    u,
+    activity(u, { dataSummaries: { '9991': 1 }, datastream: { '0': { '9991': 2 } }, sport: '/v2/sports/9992' }),
+  );
+  t.is(known.status, 201, JSON.stringify(known.body));
+  t.like(known.body, { sport: '/v2/sports/9992', availableDatatypes: [9991] });
+});
