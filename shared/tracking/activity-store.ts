@@ -24,8 +24,8 @@ import { trackThumbnailJob } from './thumbnail/thumbnail-job.ts';
 /**
  * Activities and their streams in PostgreSQL (docs/tracking-activities.md): one `activities` row
  * (summaries, derived fields, a version bumped by every write), the GPS track as one PostGIS
- * LineStringZM, the datastream as one array of elapsed seconds with one float8[] per datatype.
- * Every write runs in one transaction with its `records/activity-changed` outbox job.
+ * LineStringZM, the datastream as one array of elapsed seconds with, per datatype, its values as
+ * float64 bytes (migration 0047). Every write runs in one transaction with its outbox jobs.
  */
 
 export type ActivityRow = Selectable<ActivitiesTable>;
