@@ -95,15 +95,15 @@ export async function saveRecordsState(
     .execute();
 }
 
-export async function readRecordsState(
-  db: Executor,
-  activityId: string,
-): Promise<{ version: number; settings: string } | undefined> {
-  return db
-    .selectFrom('activity_records_state')
-    .select(['version', 'settings'])
-    .where('activity_id', '=', activityId)
+/** Whether the activity's efforts reflect its current version under these settings (a job delivered twice). */
+export async function recordsUpToDate(db: Executor, activityId: string, settings: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('activities as a')
+    .innerJoin('activity_records_state as s', 's.activity_id', 'a.id')
+    .select(sql<boolean>`s.version = a.version and s.settings = ${settings}`.as('done'))
+    .where('a.id', '=', activityId)
     .executeTakeFirst();
+  return row?.done === true;
 }
 
 export interface RefreshCounts {

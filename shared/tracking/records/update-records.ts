@@ -5,8 +5,8 @@ import { bestEfforts } from './best-efforts.ts';
 import {
   loadRecordWays,
   lockUserRecords,
-  readRecordsState,
   recordRules,
+  recordsUpToDate,
   refreshUserRecords,
   replaceBestEfforts,
   saveRecordsState,
@@ -91,13 +91,7 @@ export async function updateActivityRecords(
     removed: 0,
     settings: fingerprint,
   });
-  if (!request.force) {
-    const [state, row] = await Promise.all([
-      readRecordsState(db, request.activityId),
-      db.selectFrom('activities').select('version').where('id', '=', request.activityId).executeTakeFirst(),
-    ]);
-    if (state && row && state.version === row.version && state.settings === fingerprint) return outcome('up-to-date');
-  }
+  if (!request.force && (await recordsUpToDate(db, request.activityId, fingerprint))) return outcome('up-to-date');
 
   // The computation runs before the transaction: no lock is held while the samples are read.
   const activity = await load(db, request.activityId);
