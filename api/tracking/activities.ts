@@ -9,6 +9,7 @@ import {
   trackFromJson,
 } from '../../shared/tracking/activity-content.ts';
 import type { ActivityContent } from '../../shared/tracking/activity-data.ts';
+import { activityFields } from '../../shared/tracking/activity-fields.ts';
 import { jsonWithStreamsChunks } from '../../shared/tracking/activity-json.ts';
 import { ACTIVITY_ORDERS, listActivities } from '../../shared/tracking/activity-list.ts';
 import {
@@ -19,7 +20,7 @@ import {
   findActivityContent,
   updateActivity,
 } from '../../shared/tracking/activity-store.ts';
-import { iri, iriOrNull, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
+import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import type { RouteBodyLimit } from '../http/body.ts';
 import type { HydraView } from '../http/formats/format.ts';
@@ -32,7 +33,7 @@ import {
   dateFilterOf,
   dateFilterShape,
   dateTime,
-  formatDateTime,
+  dateTimeOut,
   integerIriOf,
   integerRefOf,
   iriOf,
@@ -67,7 +68,6 @@ export function activityBodyLimits(config: Config): RouteBodyLimit[] {
 }
 
 const iriString = (example: string) => z.string().meta({ format: 'iri-reference', example });
-const dateString = z.string().meta({ format: 'date-time', example: '2024-05-01T06:30:00+00:00' });
 
 const streamsDoc = {
   datastream: z
@@ -96,7 +96,7 @@ const activitySchema = z
     user: iriString('/v2/users/a1b2c3'),
     sport: iriString('/v2/sports/121'),
     userDevice: iriString('/v2/user_devices/ab12').nullable(),
-    startdate: dateString,
+    startdate: dateTimeOut,
     duration: z.number().int().meta({ description: 'total seconds' }),
     latitude: z.number().nullable().meta({ description: 'of the first GPS point, null without a track' }),
     longitude: z.number().nullable(),
@@ -114,42 +114,11 @@ const activitySchema = z
     datastreamFlag: z.boolean(),
     globalChallenge: z.string().nullable(),
     availableDatatypes: z.array(z.number().int()),
-    createdAt: dateString,
-    updatedAt: dateString,
+    createdAt: dateTimeOut,
+    updatedAt: dateTimeOut,
     ...streamsDoc,
   })
   .meta({ id: 'Activity' });
-
-/** The fields of an Activity node (without `@context`, `@id`, `@type`), in the spec's order. */
-export function activityFields(a: ActivityRow): Record<string, unknown> {
-  return {
-    id: a.id,
-    name: a.name,
-    user: iri('users', a.user_id),
-    sport: iri('sports', a.sport_id),
-    userDevice: iriOrNull('user_devices', a.user_device_id),
-    startdate: formatDateTime(a.startdate),
-    duration: a.duration,
-    latitude: a.latitude,
-    longitude: a.longitude,
-    elevation: a.elevation,
-    manual: a.manual,
-    comment: a.comment,
-    connector: iriOrNull('connectors', a.connector_id),
-    userSession: a.user_session,
-    correctedElevation: a.corrected_elevation,
-    images: a.images,
-    thumbnail: a.thumbnail,
-    dataSummaries: a.data_summaries,
-    tags: a.tags,
-    trackFlag: a.track_flag,
-    datastreamFlag: a.datastream_flag,
-    globalChallenge: a.global_challenge,
-    availableDatatypes: a.available_datatypes,
-    createdAt: formatDateTime(a.created_at),
-    updatedAt: formatDateTime(a.updated_at),
-  };
-}
 
 export const activityView: HydraView<ActivityRow> = {
   type: 'Activity',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatDateTime } from '../../shared/tracking/dates.ts';
 import {
   createUserDevice,
   deleteUserDevice,
@@ -16,7 +17,6 @@ import type { ApiRouter } from '../http/route.ts';
 import { trackingCaller } from './identity.ts';
 import {
   dateTime,
-  formatDateTime,
   integerIriOf,
   integerRefOf,
   iriOf,

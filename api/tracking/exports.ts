@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { z } from 'zod';
+import { formatDateTime } from '../../shared/tracking/dates.ts';
 import {
   deleteExport,
   EXPORT_FORMATS,
@@ -23,7 +24,7 @@ import { hydraSerializer } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { trackingCaller } from './identity.ts';
-import { formatDateTime, pagingShape, writeBody } from './schemas.ts';
+import { dateTimeOut, pagingShape, writeBody } from './schemas.ts';
 
 /**
  * /v2/exports (docs/tracking-exports.md): a bulk export of all the caller's activities, a zip of
@@ -32,8 +33,6 @@ import { formatDateTime, pagingShape, writeBody } from './schemas.ts';
  */
 
 const PATH = '/exports';
-
-const dateString = z.string().meta({ format: 'date-time', example: '2024-05-01T06:30:00+00:00' });
 
 const exportSchema = z
   .object({
@@ -54,10 +53,10 @@ const exportSchema = z
       description: 'the download link while done (no credentials needed: it carries its own secret token)',
     }),
     error: z.string().nullable(),
-    createdAt: dateString,
-    startedAt: dateString.nullable(),
-    finishedAt: dateString.nullable(),
-    expiresAt: dateString.nullable().meta({ description: 'finishedAt + EXPORT_TTL_S' }),
+    createdAt: dateTimeOut,
+    startedAt: dateTimeOut.nullable(),
+    finishedAt: dateTimeOut.nullable(),
+    expiresAt: dateTimeOut.nullable().meta({ description: 'finishedAt + EXPORT_TTL_S' }),
   })
   .meta({ id: 'Export' });
 

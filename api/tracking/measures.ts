@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri } from '../../shared/tracking/iri.ts';
 import {
   createMeasure,
@@ -19,7 +20,6 @@ import {
   dateFilterOf,
   dateFilterShape,
   dateTime,
-  formatDateTime,
   integerIriOf,
   integerRefOf,
   iriOf,

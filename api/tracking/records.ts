@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri } from '../../shared/tracking/iri.ts';
 import { findRecord, listRecords, RECORD_ORDERS, type UserRecord } from '../../shared/tracking/records-read.ts';
 import type { AppContext } from '../context.ts';
@@ -6,16 +7,7 @@ import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { trackingCaller } from './identity.ts';
-import {
-  formatDateTime,
-  integerRefOf,
-  listFilterOf,
-  listFilterShape,
-  orderOf,
-  orderShape,
-  pagingShape,
-  refOf,
-} from './schemas.ts';
+import { integerRefOf, listFilterOf, listFilterShape, orderOf, orderShape, pagingShape, refOf } from './schemas.ts';
 
 /** A UserRecord (docs/tracking-measures-records-upload.md). */
 const recordSchema = z

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri, iriOrNull } from '../../shared/tracking/iri.ts';
 import {
   type ConnectorRow,
@@ -28,7 +29,6 @@ import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import {
   DEFAULT_PAGE_SIZE,
-  formatDateTime,
   integerRefOf,
   listFilterOf,
   listFilterShape,

@@ -86,10 +86,8 @@ export const calendarDate = z
     return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(v) && d >= MIN_DATE && d < MAX_DATE;
   }, 'must be a real date between 1900-01-01 and 2100-01-01');
 
-/** How the service writes instants: ISO 8601 in UTC with an explicit `+00:00` offset. */
-export function formatDateTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, '+00:00');
-}
+/** An instant as the service writes it (formatDateTime of shared/tracking/dates.ts), for response schemas. */
+export const dateTimeOut = z.string().meta({ format: 'date-time', example: '2024-05-01T06:30:00+00:00' });
 
 export const DATE_BOUNDS = ['after', 'before', 'strictly_after', 'strictly_before'] as const;
 export type DateBound = (typeof DATE_BOUNDS)[number];

@@ -1,6 +1,8 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { activityFields } from '../../shared/tracking/activity-fields.ts';
 import { jsonWithStreams } from '../../shared/tracking/activity-json.ts';
+import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import {
   createShare,
@@ -18,15 +20,12 @@ import type { HydraView } from '../http/formats/format.ts';
 import { contextIri } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { activityFields } from './activities.ts';
 import { activityFileRepresentations } from './activity-files.ts';
 import { trackingCaller } from './identity.ts';
-import { formatDateTime, iriOf, listFilterOf, listFilterShape, pagingShape, writeBody } from './schemas.ts';
+import { dateTimeOut, iriOf, listFilterOf, listFilterShape, pagingShape, writeBody } from './schemas.ts';
 import { SHARE_PAGE_CSP, sharePageHtml } from './share-page.ts';
 
 const PATH = '/share_activities';
-
-const dateString = z.string().meta({ format: 'date-time', example: '2024-05-01T06:30:00+00:00' });
 
 /** A share as every read answers it; the activity is embedded whole (with its streams on one share). */
 const shareSchema = z
@@ -37,8 +36,8 @@ const shareSchema = z
       description:
         'the shared Activity, embedded: with `datastream` and `locations` on POST and GET of one share, without them in the list',
     }),
-    createdAt: dateString,
-    updatedAt: dateString.meta({ description: 'a share never changes: its creation time' }),
+    createdAt: dateTimeOut,
+    updatedAt: dateTimeOut.meta({ description: 'a share never changes: its creation time' }),
   })
   .meta({ id: 'ShareActivity' });
 

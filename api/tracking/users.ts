@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { type TrackingUser, updateTrackingUser, userVisibleTo } from '../../shared/tracking/users.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { trackingCaller } from './identity.ts';
-import { dateTime, formatDateTime, writeBody } from './schemas.ts';
+import { dateTime, writeBody } from './schemas.ts';
 
 /** The User of the spec, field for field. */
 const userSchema = z.object({

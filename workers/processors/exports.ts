@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
-import { activityFields } from '../../api/tracking/activities.ts';
 import type { Config } from '../../shared/config.ts';
 import { defaultJobOptions } from '../../shared/queue/queues.ts';
+import { activityFields } from '../../shared/tracking/activity-fields.ts';
 import { type CleanupResult, cleanupExports } from '../../shared/tracking/export-cleanup.ts';
 import { buildExport, type ExportJobOutcome, markExportFailed } from '../../shared/tracking/export-job.ts';
 import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
