@@ -271,8 +271,10 @@ export async function run(): Promise<{ failed: boolean }> {
       await closedLoop(SETTINGS.connections, SETTINGS.warmupS, plainTask);
     }
     const apiPid = api.child.pid ?? 0;
+    // Only the backends of the bench database: other work on the machine's PostgreSQL is left out.
+    const database = decodeURIComponent(new URL(url).pathname.slice(1));
     const parties = {
-      postgres: postgresCpuMs,
+      postgres: () => postgresCpuMs(database),
       'api process': () => processCpuMs(apiPid),
       'bench process': () => processCpuMs(process.pid),
     };
