@@ -108,15 +108,17 @@ test.serial('deterministic job ids: enqueueing twice before the workers run make
 test.serial(
   'npm run records:recompute: --user then --all with --wait; a second run finds nothing to do; new settings redo it',
   async (t) => {
-    const workers = await startWorkers(
-      testConfig({ DATABASE_URL: database.url, WORKER_QUEUES: 'records', OUTBOX_POLL_MS: '20' }),
-    );
-    t.teardown(() => workers.close());
     const alice = await insertTrackingUser(db);
     const bob = await insertTrackingUser(db);
     const aliceRuns = [await run(alice, 1, 300, 3), await run(alice, 2, 400, 3.5), await run(alice, 3, 200, 4)];
     await run(bob, 1, 500, 3);
     await run(bob, 2, 100, 5);
+    // Started after the inserts: its relay could otherwise send an insert's job before the
+    // helper removes it, and the activity would be up to date before the CLI runs.
+    const workers = await startWorkers(
+      testConfig({ DATABASE_URL: database.url, WORKER_QUEUES: 'records', OUTBOX_POLL_MS: '20' }),
+    );
+    t.teardown(() => workers.close());
 
     const one = await runCli(['--user', alice, '--wait']);
     t.is(one.code, 0, one.stderr);
