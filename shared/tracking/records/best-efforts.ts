@@ -1,6 +1,6 @@
 import { type ActivityContent, DATATYPE } from '../activity-data.ts';
 import { bestTimeOver } from './best-time.ts';
-import { type DistanceSeries, distanceFromStream, distanceFromTrack } from './distance-series.ts';
+import { type DistanceSeries, distanceFromStream, distanceFromTrack, SeriesBuffers } from './distance-series.ts';
 import { recordDirection, recordScore } from './record-ways.ts';
 import type { SportFamily } from './settings.ts';
 
@@ -25,9 +25,18 @@ export const ALL_TYPE = 'all';
 export const distanceType = (metres: number): string => `distance.${metres}m`;
 
 /** The distance the records time: the datastream's distance channel, else the GPS track. */
-export function distanceSeries(content: ActivityContent, maxSpeed: number): DistanceSeries | null {
-  return distanceFromStream(content.datastream, maxSpeed) ?? distanceFromTrack(content.track, maxSpeed);
+export function distanceSeries(
+  content: ActivityContent,
+  maxSpeed: number,
+  buffers?: SeriesBuffers,
+): DistanceSeries | null {
+  return (
+    distanceFromStream(content.datastream, maxSpeed, buffers) ?? distanceFromTrack(content.track, maxSpeed, buffers)
+  );
 }
+
+/** bestEfforts runs to completion without yielding and its series does not outlive it: one set of buffers serves every call. */
+const buffers = new SeriesBuffers();
 
 /** Times are kept to the millisecond: finer is interpolation noise, and equal times must tie exactly. */
 const toMilliseconds = (seconds: number) => Math.round(seconds * 1000) / 1000;
@@ -47,7 +56,7 @@ export function bestEfforts(content: ActivityContent, rules: RecordRules): BestE
       efforts.push({ type: ALL_TYPE, datatypeId, value, score: recordScore(value, direction) });
   }
   const family = rules.family;
-  const series = family && family.distances.length > 0 ? distanceSeries(content, family.maxSpeed) : null;
+  const series = family && family.distances.length > 0 ? distanceSeries(content, family.maxSpeed, buffers) : null;
   if (family && series) {
     for (const metres of family.distances) {
       const window = bestTimeOver(series, metres);

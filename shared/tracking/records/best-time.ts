@@ -19,37 +19,43 @@ const GUESSES = 64;
  * Between samples the athlete is taken to move at constant speed (linear interpolation of time at
  * the window's edges), so distance is a piecewise linear function of time; the duration of a
  * window whose two edges stay within the same two segments is then linear, so the minimum has an
- * edge on a sample. Hence two passes with pointers that only move one way:
- * - windows starting on each sample, in time order; the end is interpolated where the distance
- *   first reaches start + length;
- * - windows ending on each sample, latest first; the start is interpolated where the distance last
- *   is end - length.
- * Pruning keeps the passes short. With `fastest` the series' fastest step, pace(k) = t[k] -
- * d[k] / fastest never decreases, and moving a window's start from sample a to a later b shortens
- * the window by at most pace(b) - pace(a) (its end must cover the extra distance, no faster than
- * `fastest`); the same backwards for its end. Once a window lasts `slack` seconds more than the
- * best, the starts whose pace is less than `slack` further cannot win, and the pass jumps over
- * them. The pointers move by searches started where they are expected (a jump of the start moves
- * the end by about as many samples), galloping from there; pace is computed where read.
+ * edge on a sample. Hence one pass over the starts, in time order, with pointers that only move
+ * forward: at each start sample i, the window starting there (its end interpolated where the
+ * distance first reaches d[i] + length), then the windows ending on a sample whose start lies
+ * between samples i - 1 and i (each end sample belongs to one such segment: O(n) in all).
+ *
+ * Pruning keeps the pass short. With `fastest` the series' fastest step, pace(k) = t[k] -
+ * d[k] / fastest never decreases, and moving a window's start from a to a later b shortens the
+ * window by at most pace(b) - pace(a) (its end must cover the extra distance, no faster than
+ * `fastest`). Once a window lasts `slack` seconds more than the best, the starts whose pace is
+ * less than `slack` further cannot win, and the pass jumps over them to the first sample past
+ * them, whose segment it then examines. The pointers move by searches started where they are
+ * expected (where the pace gained over the last jump would take it; a jump of the start moves the
+ * end by about as many samples), galloping from there; pace is computed where read.
  * Ties go to the earliest start. Pauses count: the clock runs while the athlete stands still.
  */
 export function bestTimeOver(series: DistanceSeries, length: number): BestWindow | null {
   const { time: t, distance: d } = series;
   const n = Math.min(t.length, d.length);
   if (n < 2 || !(length > 0) || !(series.fastest > 0)) return null;
-  const first = d[0] as number;
-  const last = d[n - 1] as number;
-  if (last - first < length) return null;
+  if ((d[n - 1] as number) - (d[0] as number) < length) return null;
   const inverse = 1 / series.fastest;
-  const paceAt = (k: number) => (t[k] as number) - (d[k] as number) * inverse;
-  // Pace gained per sample on average: where a jump of the start is expected to land.
-  const perSample = Math.max((paceAt(n - 1) - paceAt(0)) / (n - 1), 1e-9);
+  // Pace gained per sample on average: where the first jump of the start is expected to land.
+  const perSample = Math.max((pace(t, d, inverse, n - 1) - pace(t, d, inverse, 0)) / (n - 1), 1e-9);
+  const best: BestWindow = { seconds: Number.POSITIVE_INFINITY, start: 0, end: 0 };
+  // Two functions of one loop each: V8 optimizes those predictably, where a function of several
+  // long loops was compiled on the fly (on-stack replacement) in pieces.
+  guessBest(t, d, n, length, best);
+  sweep(t, d, n, length, inverse, perSample, best);
+  return best.seconds === Number.POSITIVE_INFINITY ? null : best;
+}
 
-  let best = Number.POSITIVE_INFINITY;
-  let bestStart = 0;
-  let bestEnd = 0;
+const pace = (t: Int32Array, d: Float64Array, inverse: number, k: number) =>
+  (t[k] as number) - (d[k] as number) * inverse;
 
-  // A first guess from a few windows spread over the activity, so the passes prune from the start.
+/** A first best from a few windows spread over the activity, so the pass prunes from the start. */
+function guessBest(t: Int32Array, d: Float64Array, n: number, length: number, best: BestWindow): void {
+  const last = d[n - 1] as number;
   const stride = Math.max(1, Math.floor(n / GUESSES));
   for (let i = 0, j = 1; i < n - 1; i += stride) {
     const target = (d[i] as number) + length;
@@ -58,65 +64,79 @@ export function bestTimeOver(series: DistanceSeries, length: number): BestWindow
     const d0 = d[j - 1] as number;
     const t0 = t[j - 1] as number;
     const seconds = t0 + (((t[j] as number) - t0) * (target - d0)) / ((d[j] as number) - d0) - (t[i] as number);
-    if (seconds < best - TIE_SECONDS) {
-      best = seconds;
-      bestStart = t[i] as number;
-      bestEnd = seconds + bestStart;
+    if (seconds < best.seconds - TIE_SECONDS) {
+      best.seconds = seconds;
+      best.start = t[i] as number;
+      best.end = seconds + best.start;
     }
   }
+}
 
-  // Windows starting on sample i; j: the first sample at or past the target.
+/** bestTimeOver's pass: i, the start sample; j, the first sample at or past d[i] + length. */
+function sweep(
+  t: Int32Array,
+  d: Float64Array,
+  n: number,
+  length: number,
+  inverse: number,
+  perSample: number,
+  best: BestWindow,
+): void {
+  const last = d[n - 1] as number;
+  let { seconds: bestSeconds, start: bestStart, end: bestEnd } = best;
   let j = 0;
   let i = 0;
   let moved = 1;
-  while (i < n - 1) {
+  let lastPace = Number.POSITIVE_INFINITY;
+  for (;;) {
     const ti = t[i] as number;
-    const target = (d[i] as number) + length;
-    if (target > last) break;
-    j = j <= i ? firstAtLeast(d, i + 1, i + 1, n - 1, target) : firstAtLeast(d, j, j + moved, n - 1, target);
+    const di = d[i] as number;
+    const target = di + length;
+    const reachable = target <= last;
+    if (reachable)
+      j = j <= i ? firstAtLeast(d, i + 1, i + 1, n - 1, target) : firstAtLeast(d, j, j + moved, n - 1, target);
+    // The windows ending on samples k whose start lies strictly between samples i - 1 and i:
+    // d[i-1] + length < d[k] < d[i] + length, latest first (the pass jumped over the earlier ones).
+    if (i > 0) {
+      const dp = d[i - 1] as number;
+      if (di > dp) {
+        const tp = t[i - 1] as number;
+        const from = dp + length;
+        for (let k = (reachable ? j : n) - 1; k >= 0 && (d[k] as number) > from; k--) {
+          const tk = t[k] as number;
+          const start = tp + ((ti - tp) * ((d[k] as number) - length - dp)) / (di - dp);
+          const seconds = tk - start;
+          if (seconds < bestSeconds - TIE_SECONDS || (seconds <= bestSeconds + TIE_SECONDS && start < bestStart)) {
+            bestSeconds = seconds;
+            bestStart = start;
+            bestEnd = tk;
+          }
+        }
+      }
+    }
+    if (!reachable) break;
     const d0 = d[j - 1] as number;
     const t0 = t[j - 1] as number;
     const end = t0 + (((t[j] as number) - t0) * (target - d0)) / ((d[j] as number) - d0);
     const seconds = end - ti;
-    if (seconds < best - TIE_SECONDS || (seconds <= best + TIE_SECONDS && ti < bestStart)) {
-      best = seconds;
+    if (seconds < bestSeconds - TIE_SECONDS || (seconds <= bestSeconds + TIE_SECONDS && ti < bestStart)) {
+      bestSeconds = seconds;
       bestStart = ti;
       bestEnd = end;
     }
-    const slack = seconds - best - TIE_SECONDS;
+    const slack = seconds - bestSeconds - TIE_SECONDS;
+    const paceI = ti - di * inverse;
+    // The pace gained per sample over the last jump (else on average): where this one lands.
+    const gain = paceI > lastPace ? (paceI - lastPace) / moved : perSample;
     const next =
-      slack > 0
-        ? firstPaceAtLeast(t, d, inverse, i + 1, i + Math.ceil(slack / perSample), n - 1, paceAt(i) + slack)
-        : i + 1;
+      slack > 0 ? firstPaceAtLeast(t, d, inverse, i + 1, i + Math.ceil(slack / gain), n - 1, paceI + slack) : i + 1;
     moved = next - i;
+    lastPace = paceI;
     i = next;
   }
-
-  // Windows ending on sample k, latest first; s: the last sample at or before the target.
-  let s = n;
-  let k = n - 1;
-  moved = 1;
-  while (k >= 1) {
-    const tk = t[k] as number;
-    const target = (d[k] as number) - length;
-    if (target < first) break;
-    s = s >= k ? lastAtMost(d, k - 1, k - 1, 0, target) : lastAtMost(d, s, s - moved, 0, target);
-    const d0 = d[s] as number;
-    const t0 = t[s] as number;
-    const start = t0 + (((t[s + 1] as number) - t0) * (target - d0)) / ((d[s + 1] as number) - d0);
-    const seconds = tk - start;
-    if (seconds < best - TIE_SECONDS || (seconds <= best + TIE_SECONDS && start < bestStart)) {
-      best = seconds;
-      bestStart = start;
-      bestEnd = tk;
-    }
-    const slack = seconds - best - TIE_SECONDS;
-    const next =
-      slack > 0 ? lastPaceAtMost(t, d, inverse, k - 1, k - Math.ceil(slack / perSample), 1, paceAt(k) - slack) : k - 1;
-    moved = k - next;
-    k = Math.max(next, 0);
-  }
-  return best === Number.POSITIVE_INFINITY ? null : { seconds: best, start: bestStart, end: bestEnd };
+  best.seconds = bestSeconds;
+  best.start = bestStart;
+  best.end = bestEnd;
 }
 
 /**
@@ -168,55 +188,6 @@ function firstAtLeast(a: Float64Array, from: number, guess: number, limit: numbe
     else hi = mid;
   }
   return hi;
-}
-
-/**
- * In the non-decreasing `a`, the last index in [floor, from] whose value is at most `x` (floor - 1
- * when none), searched from `guess`: galloping backward from it, or forward towards `from`.
- */
-function lastAtMost(a: Float64Array, from: number, guess: number, floor: number, x: number): number {
-  if (from < floor) return floor - 1;
-  const g = guess > from ? from : guess < floor ? floor : guess;
-  if ((a[g] as number) <= x) {
-    // The answer is in [g, from]: gallop forward to a value above x.
-    if (g === from) return g;
-    let lo = g;
-    let step = 1;
-    let hi = g + 1;
-    while (hi < from && (a[hi] as number) <= x) {
-      lo = hi;
-      step *= 2;
-      hi = lo + step;
-    }
-    if (hi >= from) {
-      if ((a[from] as number) <= x) return from;
-      hi = from;
-    }
-    // a[lo] <= x < a[hi]
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >>> 1;
-      if ((a[mid] as number) <= x) lo = mid;
-      else hi = mid;
-    }
-    return lo;
-  }
-  // a[g] > x: gallop backward.
-  let hi = g;
-  let step = 1;
-  let lo = g - 1;
-  while (lo >= floor && (a[lo] as number) > x) {
-    hi = lo;
-    step *= 2;
-    lo = hi - step;
-  }
-  if (lo < floor) lo = floor - 1;
-  // a[hi] > x; a[lo] <= x, or lo is below the floor.
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >>> 1;
-    if ((a[mid] as number) > x) hi = mid;
-    else lo = mid;
-  }
-  return lo;
 }
 
 /** firstAtLeast over pace(k) = t[k] - d[k] * inverse, computed where read (no array to fill and cache). */
@@ -273,58 +244,4 @@ function firstPaceAtLeast(
     else hi = mid;
   }
   return hi;
-}
-
-/** lastAtMost over pace(k) = t[k] - d[k] * inverse, computed where read (no array to fill and cache). */
-function lastPaceAtMost(
-  t: Int32Array,
-  d: Float64Array,
-  inverse: number,
-  from: number,
-  guess: number,
-  floor: number,
-  x: number,
-): number {
-  if (from < floor) return floor - 1;
-  const g = guess > from ? from : guess < floor ? floor : guess;
-  if ((t[g] as number) - (d[g] as number) * inverse <= x) {
-    // The answer is in [g, from]: gallop forward to a value above x.
-    if (g === from) return g;
-    let lo = g;
-    let step = 1;
-    let hi = g + 1;
-    while (hi < from && (t[hi] as number) - (d[hi] as number) * inverse <= x) {
-      lo = hi;
-      step *= 2;
-      hi = lo + step;
-    }
-    if (hi >= from) {
-      if ((t[from] as number) - (d[from] as number) * inverse <= x) return from;
-      hi = from;
-    }
-    // a[lo] <= x < a[hi]
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >>> 1;
-      if ((t[mid] as number) - (d[mid] as number) * inverse <= x) lo = mid;
-      else hi = mid;
-    }
-    return lo;
-  }
-  // a[g] > x: gallop backward.
-  let hi = g;
-  let step = 1;
-  let lo = g - 1;
-  while (lo >= floor && (t[lo] as number) - (d[lo] as number) * inverse > x) {
-    hi = lo;
-    step *= 2;
-    lo = hi - step;
-  }
-  if (lo < floor) lo = floor - 1;
-  // a[hi] > x; a[lo] <= x, or lo is below the floor.
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >>> 1;
-    if ((t[mid] as number) - (d[mid] as number) * inverse > x) hi = mid;
-    else lo = mid;
-  }
-  return lo;
 }

@@ -13,13 +13,35 @@ export interface DistanceSeries {
 }
 
 /**
+ * Arrays a series is written into, grown as needed and reused: a fresh 690 kB array for each
+ * 24-hour track cost as much as computing its distances (page faults, zeroing, collections). A
+ * series built in them is valid until their next use.
+ */
+export class SeriesBuffers {
+  private times = new Int32Array(0);
+  private distances = new Float64Array(0);
+  time(n: number): Int32Array {
+    if (this.times.length < n) this.times = new Int32Array(Math.max(n, this.times.length * 2));
+    return this.times;
+  }
+  distance(n: number): Float64Array {
+    if (this.distances.length < n) this.distances = new Float64Array(Math.max(n, this.distances.length * 2));
+    return this.distances;
+  }
+}
+
+/**
  * From the datastream's distance channel (cumulative metres, NaN where a sample has none). Only
  * forward steps a body can make count: a decrease (a counter reset, sensor noise) and a step faster
  * than `maxSpeed` (a glitch) add nothing, and counting resumes from the new value. A guard can only
  * lose distance, so it can make a time slower, never faster. Null under two usable samples. A
  * channel that needs no guard (the usual case) is used as it is, without a copy.
  */
-export function distanceFromStream(datastream: Datastream, maxSpeed: number): DistanceSeries | null {
+export function distanceFromStream(
+  datastream: Datastream,
+  maxSpeed: number,
+  buffers = new SeriesBuffers(),
+): DistanceSeries | null {
   const values = datastream.channels.get(DATATYPE.DISTANCE);
   if (!values) return null;
   const elapsed = datastream.elapsed;
@@ -27,8 +49,8 @@ export function distanceFromStream(datastream: Datastream, maxSpeed: number): Di
   const clean = cleanFastest(elapsed, values, n, maxSpeed);
   if (clean >= 0)
     return n >= 2 ? { time: elapsed.subarray(0, n), distance: values.subarray(0, n), fastest: clean } : null;
-  const time = new Int32Array(n);
-  const distance = new Float64Array(n);
+  const time = buffers.time(n);
+  const distance = buffers.distance(n);
   let m = 0;
   let total = 0;
   let fastest = 0;
@@ -100,14 +122,18 @@ const validPosition = (lat: number, lon: number) => lat >= -90 && lat <= 90 && l
  * other, the track really is elsewhere (the first fix was wrong, or the athlete was carried): the
  * second becomes the new reference and the jump adds nothing. Null under two usable points.
  */
-export function distanceFromTrack(track: Track, maxSpeed: number): DistanceSeries | null {
+export function distanceFromTrack(
+  track: Track,
+  maxSpeed: number,
+  buffers = new SeriesBuffers(),
+): DistanceSeries | null {
   const n = Math.min(track.elapsed.length, track.latitude.length, track.longitude.length);
   if (n < 2) return null;
-  const distance = new Float64Array(n);
+  const distance = buffers.distance(n);
   // Most tracks need no guard: one plain pass, the elapsed seconds used as they are.
   const fastest = scanCleanTrack(track, n, maxSpeed, distance);
-  if (fastest >= 0) return { time: track.elapsed.subarray(0, n), distance, fastest };
-  const time = new Int32Array(n);
+  if (fastest >= 0) return { time: track.elapsed.subarray(0, n), distance: distance.subarray(0, n), fastest };
+  const time = buffers.time(n);
   const m = scanTrack(track, n, maxSpeed, time, distance);
   return m >= 2 ? { time: time.subarray(0, m), distance: distance.subarray(0, m), fastest: scannedFastest } : null;
 }
