@@ -82,10 +82,10 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
       }),
     );
   }
-  const routeBodyLimits = services.flatMap((s) => s.bodyLimits?.(config) ?? []);
+  const routeBodyLimits = services.flatMap((s) => s.bodyLimits?.(ctx) ?? []);
   app.use(jsonBody(config.bodyLimitBytes, routeBodyLimits));
   // Text no field may hold (U+0000, unpaired surrogates) is refused here, for every service.
-  app.use(inputGuard({ bodyLimitBytes: config.bodyLimitBytes, routes: routeBodyLimits }));
+  app.use(inputGuard({ bodyLimitBytes: config.bodyLimitBytes }));
 
   for (const service of services) {
     for (const router of await service.routers(ctx)) {

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Config, ServiceName } from '../shared/config.ts';
+import type { ServiceName } from '../shared/config.ts';
 import type { AppContext } from './context.ts';
 import type { RouteBodyLimit } from './http/body.ts';
 import { type ErrorFormat, type ErrorFormatOf, errorFormatsByPrefix } from './http/error-format.ts';
@@ -11,8 +11,8 @@ export interface ServiceModule {
   errorFormat?: ErrorFormat;
   /** Path prefixes the service answers under (`/api/v1/places`, `/v2`). */
   prefixes?: string[];
-  /** Routes that take larger JSON bodies than BODY_LIMIT (POST /v2/activities: an activity with its streams). */
-  bodyLimits?: (config: Config) => RouteBodyLimit[];
+  /** Routes that take larger JSON bodies than BODY_LIMIT, or read them their own way (POST /v2/activities). */
+  bodyLimits?: (ctx: AppContext) => RouteBodyLimit[];
   routers: (ctx: AppContext) => Router[] | Promise<Router[]>;
 }
 

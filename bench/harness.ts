@@ -34,7 +34,10 @@ export async function startApiProcess(
   poolMax: number,
 ): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['api/main.ts'], {
+  // BENCH_API_NODE_ARGS: flags for the API process's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+  // (a V8 CPU profile of each of its threads, written when it stops) or `--trace-gc`.
+  const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, 'api/main.ts'], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
     env: {

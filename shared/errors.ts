@@ -22,6 +22,20 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * Bytes that are not a JSON body at all (a 400), as opposed to a body with bad values (`invalid`,
+ * a 422): what a body parser of ours throws, on the event loop or in a worker thread.
+ */
+export class BodySyntaxError extends Error {
+  /** The body has a `__proto__` member (prototype poisoning), refused as the JSON body parser does. */
+  readonly prototypeMember: boolean;
+  constructor(message: string, prototypeMember = false) {
+    super(message);
+    this.name = 'BodySyntaxError';
+    this.prototypeMember = prototypeMember;
+  }
+}
+
 /** Input that breaks a rule; each problem names its field. */
 export const invalid = (errors: FieldError[], message = 'The request has invalid values') =>
   new DomainError('invalid', message, errors);

@@ -1,5 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
+import { readRawBody } from './raw-body.ts';
 
 /** A route that accepts larger JSON bodies than the default limit (an activity with its streams). */
 export interface RouteBodyLimit {
@@ -8,15 +9,23 @@ export interface RouteBodyLimit {
   path: string;
   limitBytes: number;
   /**
-   * Top-level members the route itself checks value by value, refusing anything but numbers and
-   * numeric keys (an activity's `datastream` and `locations`): the input guard does not walk them
-   * a second time. Everything else in the body is guarded as on any route.
+   * The route's own reader of a JSON body, given its bytes (within the limit, decompressed): what
+   * it returns is the request's body (an activity create parses its streams off the event loop).
    */
-  selfCheckedMembers?: readonly string[];
+  read?: (bytes: Buffer, ctx: Context) => Promise<unknown>;
 }
 
+/** The media types read as JSON bodies. */
+const JSON_TYPES = [
+  'application/json',
+  'application/ld+json',
+  'application/vnd.api+json',
+  'application/geo+json',
+  'application/merge-patch+json',
+];
+
 /** The route limit a request falls under, if any. */
-export function routeBodyLimit(
+function routeBodyLimit(
   routes: readonly RouteBodyLimit[],
   ctx: { method: string; path: string },
 ): RouteBodyLimit | undefined {
@@ -30,15 +39,7 @@ function jsonParser(limitBytes: number): Middleware {
     enableTypes: ['json'],
     jsonLimit: limitBytes,
     encoding: 'utf-8',
-    extendTypes: {
-      json: [
-        'application/json',
-        'application/ld+json',
-        'application/vnd.api+json',
-        'application/geo+json',
-        'application/merge-patch+json',
-      ],
-    },
+    extendTypes: { json: JSON_TYPES },
     // An empty body is treated as absent (undefined), never as {}: validation then says so.
     parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
   }) as Middleware;
@@ -51,9 +52,20 @@ function jsonParser(limitBytes: number): Middleware {
 export function jsonBody(limitBytes: number, routeLimits: readonly RouteBodyLimit[] = []): Middleware {
   const parse = jsonParser(limitBytes);
   if (routeLimits.length === 0) return parse;
-  const parsers = new Map(routeLimits.map((r) => [r, jsonParser(r.limitBytes)]));
+  const parsers = new Map(routeLimits.map((r) => [r, r.read ? ownReader(r, r.read) : jsonParser(r.limitBytes)]));
   return (ctx, next) => {
     const route = routeBodyLimit(routeLimits, ctx);
     return ((route && parsers.get(route)) ?? parse)(ctx, next);
+  };
+}
+
+/** A JSON body handed to its route's reader as bytes; any other body is left unread, as the JSON parser does. */
+function ownReader(route: RouteBodyLimit, read: NonNullable<RouteBodyLimit['read']>): Middleware {
+  return async (ctx, next) => {
+    if (ctx.is(JSON_TYPES)) {
+      const bytes = await readRawBody(ctx, { limit: route.limitBytes, decompress: true });
+      (ctx.request as { body?: unknown }).body = await read(bytes, ctx);
+    }
+    await next();
   };
 }

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { DomainError } from '../../shared/errors.ts';
+import { BodySyntaxError, DomainError } from '../../shared/errors.ts';
 import { type ErrorFormatOf, renderError } from './error-format.ts';
 import {
   badRequest,
@@ -17,21 +17,24 @@ import {
 } from './errors.ts';
 import { RETRY_AFTER_SECONDS, unavailableDependency } from './unavailable.ts';
 
+const prototypeMember = () =>
+  badRequest('The request body has a member named __proto__', [
+    { path: 'body', message: 'must not have a member named __proto__' },
+  ]);
+const notJson = () => badRequest('The request body is not valid JSON');
+
 /** Errors thrown by body parsers and other libraries carry `status` (http-errors style). */
 function fromLibraryError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
+  if (err instanceof BodySyntaxError) return err.prototypeMember ? prototypeMember() : notJson();
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = e.status ?? e.statusCode;
   if (status === 413 || e.type === 'entity.too.large')
     return payloadTooLarge('The request body is larger than the limit');
   // co-body (under the JSON parser) refuses `__proto__` members (prototype poisoning) with a bare 400.
-  if (status === 400 && /forbidden prototype property/.test(e.message ?? ''))
-    return badRequest('The request body has a member named __proto__', [
-      { path: 'body', message: 'must not have a member named __proto__' },
-    ]);
-  if (e.type === 'entity.parse.failed' || (status === 400 && /json/i.test(e.message ?? '')))
-    return badRequest('The request body is not valid JSON');
+  if (status === 400 && /forbidden prototype property/.test(e.message ?? '')) return prototypeMember();
+  if (e.type === 'entity.parse.failed' || (status === 400 && /json/i.test(e.message ?? ''))) return notJson();
   if (status === 415) return unsupportedMediaType(e.message ?? 'Unsupported content type');
   if (status && status >= 400 && status < 500 && e.expose)
     return new HttpError(status, STATUS_CODES[status] ?? 'Error', e.message);

@@ -1,7 +1,7 @@
 import { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
-import { type RouteBodyLimit, routeBodyLimit } from './body.ts';
-import { type FieldError, HttpError, payloadTooLarge } from './errors.ts';
+import { type FieldError, HttpError } from './errors.ts';
+import { readRawBody } from './raw-body.ts';
 
 /**
  * JSON deeper than any document of ours (GeoJSON polygons are 5 levels). Far below the depth
@@ -193,18 +193,6 @@ export function hostileInput(errors: FieldError[]): HttpError {
   return new HttpError(400, 'Bad Request', 'The request has text or numbers that no field accepts', errors);
 }
 
-async function readRaw(ctx: Context, limitBytes: number): Promise<Buffer> {
-  if (ctx.request.length > limitBytes) throw payloadTooLarge('The request body is larger than the limit');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > limitBytes) throw payloadTooLarge('The request body is larger than the limit');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, size);
-}
-
 /**
  * Hands the form's bytes on to whoever reads the request next (the login pages, the OpenID
  * provider's token endpoint): a request stream can be read once, so the context gets a copy of
@@ -228,15 +216,6 @@ function replayBody(ctx: Context, raw: Buffer): void {
   ctx.response.req = copy;
 }
 
-/** The body without the members its route checks itself (RouteBodyLimit.selfCheckedMembers). */
-function withoutSelfChecked(body: unknown, route: RouteBodyLimit | undefined): unknown {
-  const members = route?.selfCheckedMembers;
-  if (!members?.length || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
-  const rest: Record<string, unknown> = { ...(body as Record<string, unknown>) };
-  for (const m of members) delete rest[m];
-  return rest;
-}
-
 /**
  * The one check every service gets, after the JSON body parser and before any route: text that
  * no field may hold (U+0000, unpaired surrogates) in the path, the query (names and values) or
@@ -244,18 +223,17 @@ function withoutSelfChecked(body: unknown, route: RouteBodyLimit | undefined): u
  * over-deep JSON are refused with 400, each problem named (`path`, `query.name`, `body.notes`,
  * `body.activities[0].tags[1]`), in the called service's error format.
  */
-export function inputGuard(options: { bodyLimitBytes: number; routes?: readonly RouteBodyLimit[] }): Middleware {
-  const routes = options.routes ?? [];
+export function inputGuard(options: { bodyLimitBytes: number }): Middleware {
   return async (ctx, next) => {
     const errors = [...pathProblems(ctx.path), ...queryProblems(ctx.query)];
     if (BODY_METHODS.has(ctx.method) && ctx.request.type === FORM_TYPE) {
       // The JSON parser leaves forms unread (and sets body to {}): their readers parse them.
-      const raw = await readRaw(ctx, options.bodyLimitBytes);
+      const raw = await readRawBody(ctx, { limit: options.bodyLimitBytes });
       errors.push(...formProblems(raw.toString('utf8')));
       replayBody(ctx, raw);
     } else {
       const body = (ctx.request as { body?: unknown }).body;
-      if (body !== undefined) errors.push(...jsonProblems(withoutSelfChecked(body, routeBodyLimit(routes, ctx))));
+      if (body !== undefined) errors.push(...jsonProblems(body));
     }
     if (errors.length > 0) throw hostileInput(errors.slice(0, MAX_REPORTED));
     await next();

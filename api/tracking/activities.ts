@@ -1,13 +1,8 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Config } from '../../shared/config.ts';
-import {
-  ACTIVITY_LIMITS,
-  datastreamFromJson,
-  summariesFromJson,
-  trackFromJson,
-} from '../../shared/tracking/activity-content.ts';
+import { type ActivityBody, parseActivityBody } from '../../shared/tracking/activity-body.ts';
+import { ACTIVITY_LIMITS, summariesFromJson } from '../../shared/tracking/activity-content.ts';
 import type { ActivityContent } from '../../shared/tracking/activity-data.ts';
 import { activityFields } from '../../shared/tracking/activity-fields.ts';
 import { jsonWithStreamsChunks } from '../../shared/tracking/activity-json.ts';
@@ -27,7 +22,7 @@ import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, itemIri } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { activityFileRepresentations, activityFiles } from './activity-files.ts';
+import { activityFileRepresentations, activityFiles, activityImportPool, poolFailure } from './activity-files.ts';
 import { trackingCaller } from './identity.ts';
 import {
   dateFilterOf,
@@ -53,16 +48,40 @@ import {
 
 const PATH = '/activities';
 
-/** POST /v2/activities takes ACTIVITY_BODY_LIMIT instead of BODY_LIMIT: a 24-hour stream is about 10 MB. */
-export function activityBodyLimits(config: Config): RouteBodyLimit[] {
+/**
+ * Bodies up to this size (a 1-hour activity at 1 Hz is about 0.6 MB) are parsed on the event loop,
+ * in about 10 ms at most; larger ones, up to ACTIVITY_BODY_LIMIT (a second for 24 hours), in an
+ * import thread. Measured on 2 cores (bench/README.md, tracking-ingest): the thread's round trip
+ * adds about 3 ms of CPU per 1-hour activity, for the same throughput.
+ */
+const INLINE_BODY_BYTES = 1024 * 1024;
+
+/** The streams of the create being handled, parsed with its body (the body itself holds the rest). */
+const parsedStreams = new WeakMap<Context, Omit<ActivityBody, 'body'>>();
+
+/**
+ * POST /v2/activities takes ACTIVITY_BODY_LIMIT instead of BODY_LIMIT (a 24-hour stream is about
+ * 10 MB), and reads its JSON in the import threads (shared/tracking/activity-body.ts): the body
+ * the route validates, and the input guard walks, is the rest of it, its streams already columns.
+ */
+export function activityBodyLimits(app: AppContext): RouteBodyLimit[] {
   return [
     {
       method: 'POST',
       path: `${TRACKING_PREFIX}${PATH}`,
-      limitBytes: config.activityBodyLimitBytes,
-      // activity-content.ts refuses every key but an elapsed second or a datatype id, and every
-      // value but a finite number: the guard need not walk hundreds of thousands of values again.
-      selfCheckedMembers: ['datastream', 'locations'],
+      limitBytes: app.config.activityBodyLimitBytes,
+      read: async (bytes, ctx) => {
+        try {
+          const { body, ...streams } =
+            bytes.length <= INLINE_BODY_BYTES
+              ? parseActivityBody(bytes)
+              : await activityImportPool(app).parseBody(bytes);
+          parsedStreams.set(ctx, streams);
+          return body;
+        } catch (error) {
+          throw poolFailure(error);
+        }
+      },
     },
   ];
 }
@@ -278,11 +297,12 @@ const updateBody = writeBody('Activity', updateFields, [
   ...FIXED_AFTER_CREATION,
 ]);
 
-/** A JSON create body as the store takes it: the streams become columns (422 naming each bad sample). */
-function activityInputFromJson(body: z.output<typeof createBody>): ActivityInput {
+/** A JSON create body as the store takes it, with the streams its reader made columns. */
+function activityInputFromJson(
+  body: z.output<typeof createBody>,
+  { datastream, track }: Omit<ActivityBody, 'body'>,
+): ActivityInput {
   const summaries = summariesFromJson(body.dataSummaries as Record<string, unknown>);
-  const datastream = datastreamFromJson(body.datastream);
-  const track = trackFromJson(body.locations);
   return {
     userId: body.user as string,
     userDeviceId: body.userDevice ?? null,
@@ -303,20 +323,6 @@ function activityInputFromJson(body: z.output<typeof createBody>): ActivityInput
       track,
     },
   };
-}
-
-/**
- * Drops the request's references to the parsed streams (and the body's text) once they are
- * columns: hundreds of thousands of objects and numbers then die young, instead of surviving
- * garbage collections while the request waits for the database (measured: a third of the API's
- * time per activity went to the collector).
- */
-function releaseStreams(ctx: Context, body: { datastream?: unknown; locations?: unknown }): void {
-  body.datastream = undefined;
-  body.locations = undefined;
-  const request = ctx.request as { body?: unknown; rawBody?: unknown };
-  request.body = undefined;
-  request.rawBody = undefined;
 }
 
 const trackFlag = z
@@ -385,8 +391,9 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       errors: { 413: 'The body is larger than ACTIVITY_BODY_LIMIT' },
       location: (a) => iri('activities', (a as ActivityRow).id),
       handler: async ({ body, principal, ctx }) => {
-        const input = activityInputFromJson(body);
-        releaseStreams(ctx, body);
+        const streams = parsedStreams.get(ctx);
+        if (!streams) throw new Error('POST /v2/activities: the body was not read by its route reader');
+        const input = activityInputFromJson(body, streams);
         const user = await caller(principal);
         const row = await createActivity(db, user.id, input);
         app.relay.kick();

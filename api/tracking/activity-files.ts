@@ -28,6 +28,7 @@ import { hydraSerializer } from '../http/formats/hydra.ts';
 import { hostileInput, textProblem } from '../http/input-guard.ts';
 import { receiveFile, type UploadedFile, uploadedFile } from '../http/multipart-file.ts';
 import { negotiate, notAcceptable } from '../http/negotiation.ts';
+import { readRawBody } from '../http/raw-body.ts';
 import type { Representation } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { parseInput } from '../http/validate.ts';
@@ -91,28 +92,6 @@ export function activityImportPool(app: Pick<AppContext, 'config'>): ActivityImp
 const tooLarge = (limit: number) =>
   payloadTooLarge(`The file is larger than the limit of ${limit} bytes (ACTIVITY_FILE_LIMIT)`);
 
-/** The raw body, never more than `limit` bytes of it (a larger declared length is refused unread). */
-async function readFileBody(ctx: Context, limit: number): Promise<Buffer> {
-  const encoding = ctx.get('content-encoding').trim().toLowerCase();
-  if (encoding && encoding !== 'identity')
-    throw unsupportedMediaType(`Send the file without Content-Encoding (${encoding} is not accepted)`);
-  if ((ctx.request.length ?? 0) > limit) {
-    ctx.set('Connection', 'close'); // do not read (or drain) the rest of a huge body
-    throw tooLarge(limit);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      ctx.set('Connection', 'close');
-      throw tooLarge(limit);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, size);
-}
-
 /** Form fields hold text the input guard never saw (it runs before the multipart parser). */
 function formTextProblems(form: Record<string, unknown>): FieldError[] {
   const errors: FieldError[] = [];
@@ -140,7 +119,7 @@ async function receiveImport(ctx: Context, limit: number): Promise<ReceivedFile>
       throw unsupportedMediaType(
         `Send an activity as JSON (application/ld+json or application/json), or a GPX, TCX or FIT file as the body with one of ${FILE_TYPES.join(', ')}, or as multipart/form-data with a part named "file"`,
       );
-    const bytes = await readFileBody(ctx, limit);
+    const bytes = await readRawBody(ctx, { limit, tooLarge: () => tooLarge(limit) });
     if (bytes.length === 0) throw unprocessable([{ path: 'body', message: 'the file is empty' }], 'No file was sent');
     return { bytes, contentType: ctx.get('content-type'), path: 'body', fields: query };
   }
@@ -174,14 +153,21 @@ async function receiveImport(ctx: Context, limit: number): Promise<ReceivedFile>
 const busy = () =>
   new HttpError(503, 'Service Unavailable', 'Every import thread is busy; retry in 5 s', [], { 'Retry-After': '5' });
 
+/** The pool's own refusals, for a file or a JSON body: every thread busy (503), too long or too big (413). */
+export function poolFailure(error: unknown): unknown {
+  if (error instanceof ImportPoolBusyError) return busy();
+  if (error instanceof ImportError && error.code === 'too-large') return payloadTooLarge(error.message);
+  return error;
+}
+
 /**
  * An importer's refusal as the status its code says. Its violation is on the file: `file` in a
  * multipart body, the whole body (an empty propertyPath, as API Platform writes it) otherwise.
  */
 function importFailure(error: unknown, file: ReceivedFile): unknown {
-  if (error instanceof ImportPoolBusyError) return busy();
+  if (error instanceof ImportPoolBusyError || (error instanceof ImportError && error.code === 'too-large'))
+    return poolFailure(error);
   if (error instanceof ImportError) {
-    if (error.code === 'too-large') return payloadTooLarge(error.message);
     if (error.code === 'unsupported-format') return unsupportedMediaType(error.message);
     return unprocessable([{ path: file.path, message: error.message }], 'The file cannot be imported');
   }

@@ -1,26 +1,33 @@
 import { Worker } from 'node:worker_threads';
+import { BodySyntaxError, invalid } from '../errors.ts';
+import type { ActivityBody, ActivityBodyRefusal } from './activity-body.ts';
 import { ImportError, type ImportErrorCode } from './formats/import-error.ts';
 import type { ImportedActivity, ImportOptions } from './formats/import-options.ts';
 
 /**
- * Activity files are read in worker threads, never on the API's event loop: fast-xml-parser is
- * synchronous and a 24-hour GPX takes seconds, during which a process would answer nothing else.
- * A small pool of our own (docs/tracking-files.md, "Imports over HTTP"): `threads` workers started
- * on demand, a bounded queue, and a time limit per import that starts when a thread takes the file
- * (waiting in the queue does not count) and ends it by terminating that thread.
+ * Activity files and the JSON bodies of activity creates are read in worker threads, never on the
+ * API's event loop: fast-xml-parser and JSON.parse are synchronous, a 24-hour GPX takes seconds
+ * and a 24-hour JSON body a second, during which a process would answer nothing else; and the
+ * API's one thread is then free for the rest of the requests while the threads use the other
+ * cores. A small pool of our own (docs/tracking-files.md, "Imports over HTTP"): `threads` workers
+ * started on demand, a bounded queue, and a time limit per task that starts when a thread takes
+ * it (waiting in the queue does not count) and ends it by terminating that thread.
  */
 
-/** One file to read, as posted to a worker. */
-export interface ImportTask {
-  bytes: Uint8Array;
-  options: ImportOptions & { contentType?: string };
-}
+/** One file to read, or one activity body to parse, as posted to a worker. */
+export type ImportTask =
+  | { kind: 'file'; bytes: Uint8Array; options: ImportOptions & { contentType?: string } }
+  | { kind: 'json'; bytes: Uint8Array };
 
-/** What a worker posts back: the import, the importer's refusal, or an unexpected failure. */
+/** What a worker posts back: the import or the parsed body, a refusal, or an unexpected failure. */
 export type ImportTaskResult =
   | { ok: true; imported: ImportedActivity; threadId: number }
+  | { ok: true; body: ActivityBody; threadId: number }
   | { ok: false; code: ImportErrorCode; message: string; threadId: number }
+  | { ok: false; refusal: ActivityBodyRefusal; threadId: number }
   | { ok: false; unexpected: string; threadId: number };
+
+type Done = Extract<ImportTaskResult, { ok: true }>;
 
 export interface ImportPoolOptions {
   threads: number;
@@ -48,7 +55,7 @@ export class ImportPoolBusyError extends Error {
 
 interface Pending {
   task: ImportTask;
-  resolve: (value: PooledImport) => void;
+  resolve: (value: Done) => void;
   reject: (error: Error) => void;
 }
 
@@ -77,6 +84,8 @@ const WORKER_URL = new URL(
 
 const MB = 1024 * 1024;
 
+const what = (task: ImportTask) => (task.kind === 'file' ? 'file' : 'body');
+
 /** A thread's memory cap for files up to `fileLimitBytes`: the XML tree is about ten times the file. */
 export function importMemoryMb(fileLimitBytes: number): number {
   return Math.max(512, Math.ceil((fileLimitBytes * 24) / MB));
@@ -97,12 +106,28 @@ export class ActivityImportPool {
   }
 
   /** Reads a file in a worker thread; rejects with the importer's ImportError when it refuses it. */
-  import(bytes: Uint8Array, options: ImportTask['options']): Promise<PooledImport> {
+  async import(bytes: Uint8Array, options: Extract<ImportTask, { kind: 'file' }>['options']): Promise<PooledImport> {
+    const done = await this.#run({ kind: 'file', bytes, options });
+    if (!('imported' in done)) throw new Error('the import thread answered a file with a body');
+    return { imported: done.imported, threadId: done.threadId };
+  }
+
+  /**
+   * Parses an activity create's JSON body in a worker thread (shared/tracking/activity-body.ts);
+   * rejects with the same errors parseActivityBody throws.
+   */
+  async parseBody(bytes: Uint8Array): Promise<ActivityBody> {
+    const done = await this.#run({ kind: 'json', bytes });
+    if (!('body' in done)) throw new Error('the import thread answered a body with a file');
+    return done.body;
+  }
+
+  #run(task: ImportTask): Promise<Done> {
     if (this.#closed) return Promise.reject(new Error('the import pool is closed'));
     const free = this.#idle.length + (this.#options.threads - this.#workers.size);
     if (free <= 0 && this.#queue.length >= this.#options.maxQueue) return Promise.reject(new ImportPoolBusyError());
-    return new Promise<PooledImport>((resolve, reject) => {
-      this.#queue.push({ task: { bytes, options }, resolve, reject });
+    return new Promise<Done>((resolve, reject) => {
+      this.#queue.push({ task, resolve, reject });
       this.#pump();
     });
   }
@@ -177,10 +202,18 @@ export class ActivityImportPool {
     this.#idle.push(worker);
     if (result.ok) {
       this.#counts.completed++;
-      running.resolve({ imported: result.imported, threadId: result.threadId });
+      running.resolve(result);
     } else if ('code' in result) {
       this.#counts.refused++;
       running.reject(new ImportError(result.code, result.message));
+    } else if ('refusal' in result) {
+      this.#counts.refused++;
+      const { refusal } = result;
+      running.reject(
+        'syntax' in refusal
+          ? new BodySyntaxError(refusal.syntax, refusal.prototypeMember)
+          : invalid(refusal.invalid, refusal.message),
+      );
     } else {
       running.reject(new Error(`the import thread failed: ${result.unexpected}`));
     }
@@ -193,7 +226,10 @@ export class ActivityImportPool {
     this.#counts.timedOut++;
     const seconds = this.#options.timeoutMs / 1000;
     running.reject(
-      new ImportError('too-large', `reading the file took longer than the ${seconds} s an import may take`),
+      new ImportError(
+        'too-large',
+        `reading the ${what(running.task)} took longer than the ${seconds} s an import may take`,
+      ),
     );
     void worker.terminate(); // its exit frees the slot, and the queue goes on with a new thread
   }
@@ -205,7 +241,7 @@ export class ActivityImportPool {
     const code = (error as { code?: string }).code;
     running.reject(
       code === 'ERR_WORKER_OUT_OF_MEMORY'
-        ? new ImportError('too-large', 'reading the file needs more memory than an import may take')
+        ? new ImportError('too-large', `reading the ${what(running.task)} needs more memory than an import may take`)
         : error,
     );
   }

@@ -1,0 +1,59 @@
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Context } from 'koa';
+import { badRequest, type HttpError, payloadTooLarge, unsupportedMediaType } from './errors.ts';
+
+const DECOMPRESSORS: Record<string, () => NodeJS.ReadWriteStream> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+export interface RawBodyOptions {
+  /** Most bytes taken, after decompression: a small compressed body may not expand past it. */
+  limit: number;
+  /** The 413 to answer above the limit. */
+  tooLarge?: () => HttpError;
+  /** Accept gzip, deflate and br Content-Encoding (as the JSON body parser does); otherwise only identity. */
+  decompress?: boolean;
+}
+
+/**
+ * A request's body as bytes, never more than `limit` of them: a larger declared length is refused
+ * unread, and the connection is closed rather than drained after a 413.
+ */
+export async function readRawBody(ctx: Context, options: RawBodyOptions): Promise<Buffer> {
+  const { limit } = options;
+  const refuse = () => {
+    ctx.set('Connection', 'close');
+    return options.tooLarge?.() ?? payloadTooLarge('The request body is larger than the limit');
+  };
+  const encoding = ctx.get('content-encoding').trim().toLowerCase() || 'identity';
+  let source: Readable | NodeJS.ReadWriteStream = ctx.req;
+  if (encoding !== 'identity') {
+    const decompressor = options.decompress ? DECOMPRESSORS[encoding] : undefined;
+    if (!decompressor)
+      throw unsupportedMediaType(
+        options.decompress
+          ? `Content-Encoding ${encoding} is not accepted (gzip, deflate, br or none)`
+          : `Send the body without Content-Encoding (${encoding} is not accepted)`,
+      );
+    source = ctx.req.pipe(decompressor());
+  } else if ((ctx.request.length ?? 0) > limit) {
+    throw refuse();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of source) {
+      size += (chunk as Buffer).length;
+      if (size > limit) throw refuse();
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('Z_')) throw badRequest(`The body is not valid ${encoding}`);
+    throw error;
+  }
+  return Buffer.concat(chunks, size);
+}

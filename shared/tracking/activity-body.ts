@@ -1,0 +1,59 @@
+import { parse as parseJson } from '@hapi/bourne';
+import { BodySyntaxError, type DomainError, invalid } from '../errors.ts';
+import { datastreamFromJson, trackFromJson } from './activity-content.ts';
+import type { Datastream, Track } from './activity-data.ts';
+
+/**
+ * The JSON body of an activity create (POST /v2/activities), read from its bytes: the streams
+ * (`datastream`, `locations`: up to hundreds of thousands of samples) become columns here, and
+ * only the rest of the body, a few small members, is handed on. The API runs this in the import
+ * threads (shared/tracking/import-pool.ts) for all but small bodies: parsing a 1-hour activity's
+ * 0.6 MB of JSON and walking its samples was most of the API's time per activity, and a 24-hour
+ * one held the event loop for a second.
+ */
+export interface ActivityBody {
+  /** The body without `datastream` and `locations`; undefined for an empty body. */
+  body: unknown;
+  datastream: Datastream;
+  track: Track;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const STREAM_MESSAGE = 'must be an object keyed by elapsed seconds';
+
+/**
+ * Parses the body and turns its streams into columns. Throws BodySyntaxError for bytes that are
+ * not a JSON object or array (or that have a `__proto__` member), and the DomainError of
+ * activity-content.ts, naming each bad sample, for streams that break a rule.
+ */
+export function parseActivityBody(bytes: Uint8Array): ActivityBody {
+  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
+  if (text.trim() === '') return { body: undefined, datastream: datastreamFromJson(null), track: trackFromJson(null) };
+  let parsed: unknown;
+  try {
+    parsed = parseJson(text, { protoAction: 'error' });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new BodySyntaxError(message, /forbidden prototype property/.test(message));
+  }
+  if (typeof parsed !== 'object' || parsed === null)
+    throw new BodySyntaxError('invalid JSON, only supports object and array');
+  if (!isObject(parsed)) return { body: parsed, datastream: datastreamFromJson(null), track: trackFromJson(null) };
+  const { datastream, locations, ...body } = parsed;
+  const problems = [
+    ...(datastream != null && !isObject(datastream) ? [{ path: 'body.datastream', message: STREAM_MESSAGE }] : []),
+    ...(locations != null && !isObject(locations) ? [{ path: 'body.locations', message: STREAM_MESSAGE }] : []),
+  ];
+  if (problems.length) throw invalid(problems);
+  return {
+    body,
+    datastream: datastreamFromJson(datastream as Record<string, unknown> | null | undefined),
+    track: trackFromJson(locations as Record<string, unknown> | null | undefined),
+  };
+}
+
+/** What crosses from an import thread back to the API when parseActivityBody refused the body. */
+export type ActivityBodyRefusal =
+  | { syntax: string; prototypeMember: boolean }
+  | { invalid: DomainError['errors']; message: string };
