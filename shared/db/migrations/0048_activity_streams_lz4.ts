@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
  * An activity's streams (its track, elapsed seconds and channels: about 100 bytes per second of a
  * 1 Hz recording, so megabytes for a long one, always TOASTed) compressed with lz4 instead of
  * PostgreSQL's default pglz. Measured on 2 cores (bench/README.md, tracking-ingest): PostgreSQL's
- * CPU per stored 1-hour activity fell from 15 to 7 ms (pglz compression was most of it), and a
+ * CPU per stored 1-hour activity fell from 15 to 7 ms (pglz compression was about half of it), and a
  * 24-hour activity reads back faster. Rows written before keep pglz until rewritten (PostgreSQL
  * reads both); `pg_column_compression(column)` tells which. A server built without lz4 keeps pglz.
  */
