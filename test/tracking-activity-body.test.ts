@@ -135,9 +135,11 @@ test('POST /v2/activities: gzip, deflate or br bodies are accepted; another enco
   const unknown = await post(text, 'compress');
   t.is(unknown.status, 415);
   t.like(unknown.body, { '@type': 'hydra:Error' });
-  const corrupt = await post(Buffer.from('not gzip at all'), 'gzip');
-  t.is(corrupt.status, 400);
-  t.like(corrupt.body, { '@type': 'hydra:Error' });
+  for (const encoding of ['gzip', 'deflate', 'br']) {
+    const corrupt = await post(Buffer.from('not compressed at all'), encoding);
+    t.is(corrupt.status, 400, encoding);
+    t.like(corrupt.body, { '@type': 'hydra:Error', 'hydra:description': `The body is not valid ${encoding}` });
+  }
 });
 
 test('POST /v2/activities: a small compressed body that expands past ACTIVITY_BODY_LIMIT is a 413', async (t) => {

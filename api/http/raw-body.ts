@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Context } from 'koa';
 import { badRequest, type HttpError, payloadTooLarge, unsupportedMediaType } from './errors.ts';
@@ -31,15 +31,24 @@ export async function readRawBody(ctx: Context, options: RawBodyOptions): Promis
   };
   const encoding = ctx.get('content-encoding').trim().toLowerCase() || 'identity';
   let source: Readable | NodeJS.ReadWriteStream = ctx.req;
+  let corrupt = false;
   if (encoding !== 'identity') {
-    const decompressor = options.decompress ? DECOMPRESSORS[encoding] : undefined;
-    if (!decompressor)
+    const create = options.decompress ? DECOMPRESSORS[encoding] : undefined;
+    if (!create)
       throw unsupportedMediaType(
         options.decompress
           ? `Content-Encoding ${encoding} is not accepted (gzip, deflate, br or none)`
           : `Send the body without Content-Encoding (${encoding} is not accepted)`,
       );
-    source = ctx.req.pipe(decompressor());
+    const decompressor = create();
+    decompressor.once('error', () => {
+      corrupt = true;
+    });
+    // pipe() does not pass on the request's end: a client gone mid-body must end the reading too.
+    finished(ctx.req, (error) => {
+      if (error) (decompressor as unknown as Readable).destroy(error);
+    });
+    source = ctx.req.pipe(decompressor);
   } else if ((ctx.request.length ?? 0) > limit) {
     throw refuse();
   }
@@ -52,7 +61,7 @@ export async function readRawBody(ctx: Context, options: RawBodyOptions): Promis
       chunks.push(chunk as Buffer);
     }
   } catch (error) {
-    if ((error as { code?: string }).code?.startsWith('Z_')) throw badRequest(`The body is not valid ${encoding}`);
+    if (corrupt) throw badRequest(`The body is not valid ${encoding}`);
     throw error;
   }
   return Buffer.concat(chunks, size);

@@ -61,8 +61,9 @@ const parsedStreams = new WeakMap<Context, Omit<ActivityBody, 'body'>>();
 
 /**
  * POST /v2/activities takes ACTIVITY_BODY_LIMIT instead of BODY_LIMIT (a 24-hour stream is about
- * 10 MB), and reads its JSON in the import threads (shared/tracking/activity-body.ts): the body
- * the route validates, and the input guard walks, is the rest of it, its streams already columns.
+ * 10 MB), and reads its JSON itself (shared/tracking/activity-body.ts; over INLINE_BODY_BYTES in an
+ * import thread): the body the route validates, and the input guard walks, is the rest of it, its
+ * streams already columns.
  */
 export function activityBodyLimits(app: AppContext): RouteBodyLimit[] {
   return [

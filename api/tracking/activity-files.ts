@@ -80,7 +80,7 @@ export function activityImportPool(app: Pick<AppContext, 'config'>): ActivityImp
       threads: config.IMPORT_THREADS,
       timeoutMs: config.IMPORT_TIMEOUT_S * 1000,
       maxQueue: config.IMPORT_QUEUE,
-      maxMemoryMb: importMemoryMb(config.activityFileLimitBytes),
+      maxMemoryMb: importMemoryMb(Math.max(config.activityFileLimitBytes, config.activityBodyLimitBytes)),
     });
     pools.set(app, pool);
   }

@@ -5,11 +5,10 @@ import { ImportError, type ImportErrorCode } from './formats/import-error.ts';
 import type { ImportedActivity, ImportOptions } from './formats/import-options.ts';
 
 /**
- * Activity files and the JSON bodies of activity creates are read in worker threads, never on the
- * API's event loop: fast-xml-parser and JSON.parse are synchronous, a 24-hour GPX takes seconds
- * and a 24-hour JSON body a second, during which a process would answer nothing else; and the
- * API's one thread is then free for the rest of the requests while the threads use the other
- * cores. A small pool of our own (docs/tracking-files.md, "Imports over HTTP"): `threads` workers
+ * Activity files, and the JSON bodies of activity creates over 1 MB, are read in worker threads,
+ * never on the API's event loop: fast-xml-parser and JSON.parse are synchronous, a 24-hour GPX
+ * takes seconds and a 24-hour JSON body a second, during which a process would answer nothing
+ * else. A small pool of our own (docs/tracking-files.md, "Imports over HTTP"): `threads` workers
  * started on demand, a bounded queue, and a time limit per task that starts when a thread takes
  * it (waiting in the queue does not count) and ends it by terminating that thread.
  */
@@ -86,9 +85,9 @@ const MB = 1024 * 1024;
 
 const what = (task: ImportTask) => (task.kind === 'file' ? 'file' : 'body');
 
-/** A thread's memory cap for files up to `fileLimitBytes`: the XML tree is about ten times the file. */
-export function importMemoryMb(fileLimitBytes: number): number {
-  return Math.max(512, Math.ceil((fileLimitBytes * 24) / MB));
+/** A thread's memory cap for files and bodies up to `limitBytes`: an XML tree is about ten times its file. */
+export function importMemoryMb(limitBytes: number): number {
+  return Math.max(512, Math.ceil((limitBytes * 24) / MB));
 }
 
 export class ActivityImportPool {
