@@ -9,7 +9,7 @@ export interface BestWindow {
 
 /** Durations closer than this are equal (interpolation rounding), and the earlier start wins. */
 const TIE_SECONDS = 1e-9;
-/** Windows tried before the passes, for a first best to prune with. */
+/** Windows tried before the pass, for a first best to prune with. */
 const GUESSES = 64;
 
 /**
