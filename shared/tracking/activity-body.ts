@@ -6,10 +6,10 @@ import type { Datastream, Track } from './activity-data.ts';
 /**
  * The JSON body of an activity create (POST /v2/activities), read from its bytes: the streams
  * (`datastream`, `locations`: up to hundreds of thousands of samples) become columns here, and
- * only the rest of the body, a few small members, is handed on. The API runs this in the import
- * threads (shared/tracking/import-pool.ts) for all but small bodies: parsing a 1-hour activity's
- * 0.6 MB of JSON and walking its samples was most of the API's time per activity, and a 24-hour
- * one held the event loop for a second.
+ * only the rest of the body, a few small members, is handed on. The API runs this on its event
+ * loop for bodies up to 1 MB (a 1-hour activity at 1 Hz is 0.6 MB) and in the import threads
+ * (shared/tracking/import-pool.ts) for larger ones: a 24-hour body would hold the event loop for
+ * a second.
  */
 export interface ActivityBody {
   /** The body without `datastream` and `locations`; undefined for an empty body. */
