@@ -4,6 +4,7 @@ import test from 'ava';
 import { activityImportPool } from '../api/tracking/activity-files.ts';
 import { BodySyntaxError, DomainError } from '../shared/errors.ts';
 import { parseActivityBody } from '../shared/tracking/activity-body.ts';
+import { ImportError } from '../shared/tracking/formats/import-error.ts';
 import { ActivityImportPool } from '../shared/tracking/import-pool.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
@@ -171,4 +172,33 @@ test('POST /v2/activities: a large body that is not JSON is a 400, one with a __
   const notAnObject = await post(text.replace(/"locations":\{.*\}\}$/, '"locations":[1,2,3]}'));
   t.is(notAnObject.status, 422);
   t.deepEqual(violations(notAnObject.body), ['locations']);
+});
+
+test('the pool: a body that takes longer than the time limit is refused as too large, naming the body', async (t) => {
+  // The limit starts when the thread takes the body; starting the thread alone takes longer than 1 ms.
+  const pool = new ActivityImportPool({ threads: 1, timeoutMs: 1, maxQueue: 1, maxMemoryMb: 512 });
+  t.teardown(() => pool.close());
+  const error = await t.throwsAsync(pool.parseBody(bytes(JSON.stringify(hours()))), { instanceOf: ImportError });
+  t.is(error?.code, 'too-large');
+  t.regex(error?.message ?? '', /reading the body took longer than/);
+});
+
+test('POST /v2/activities: with IMPORT_QUEUE=0, large bodies beyond the busy import thread answer 503 with Retry-After', async (t) => {
+  const busyApi = await startTrackingApi({ env: { IMPORT_THREADS: '1', IMPORT_QUEUE: '0' } });
+  t.teardown(() => busyApi.close());
+  const u = await busyApi.user();
+  const text = JSON.stringify(activity(u, hours()));
+  // Sent at once: the first takes the only thread (its start alone takes longer than the others' arrival).
+  const answers = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      busyApi.call('POST', '/activities', u, { raw: text, headers: { 'content-type': 'application/json' } }),
+    ),
+  );
+  const statuses = answers.map((a) => a.status);
+  t.true(statuses.includes(201), statuses.join());
+  const busy = answers.find((a) => a.status === 503);
+  t.truthy(busy, statuses.join());
+  t.is(busy?.headers.get('retry-after'), '5');
+  t.like(busy?.body, { '@type': 'hydra:Error' });
+  t.is(statuses.filter((s) => s !== 201 && s !== 503).length, 0);
 });
