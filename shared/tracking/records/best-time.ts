@@ -126,10 +126,12 @@ function sweep(
     }
     const slack = seconds - bestSeconds - TIE_SECONDS;
     const paceI = ti - di * inverse;
-    // The pace gained per sample over the last jump (else on average): where this one lands.
-    const gain = paceI > lastPace ? (paceI - lastPace) / moved : perSample;
-    const next =
-      slack > 0 ? firstPaceAtLeast(t, d, inverse, i + 1, i + Math.ceil(slack / gain), n - 1, paceI + slack) : i + 1;
+    let next = i + 1;
+    if (slack > 0) {
+      // The pace gained per sample over the last jump (else on average): where this one lands.
+      const gain = paceI > lastPace ? (paceI - lastPace) / moved : perSample;
+      next = firstPaceAtLeast(t, d, inverse, i + 1, i + Math.ceil(slack / gain), n - 1, paceI + slack);
+    }
     moved = next - i;
     lastPace = paceI;
     i = next;
