@@ -11,7 +11,7 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
-    requests?: { method?: string; path?: string; setupRequest?: (req: Record<string, unknown>) => unknown }[];
+    requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: Buffer }[];
   }
   interface Result {
     duration: number;

@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
@@ -15,7 +14,15 @@ import { channelBytes, int4ArrayParam, trackToEwkb } from '../shared/tracking/ac
 import { datastreamFromJson, summariesFromJson, trackFromJson } from '../shared/tracking/activity-content.ts';
 import { deriveActivityFields } from '../shared/tracking/activity-derived.ts';
 import { ensureTrackingUser } from '../shared/tracking/users.ts';
-import { benchDatabaseUrl, combineRounds, envNumber, startApiProcess, stopApiProcess } from './harness.ts';
+import {
+  type BenchRequest,
+  benchDatabaseUrl,
+  combineRounds,
+  envNumber,
+  runAutocannon,
+  startApiProcess,
+  stopApiProcess,
+} from './harness.ts';
 import {
   bytes,
   closedLoop,
@@ -158,33 +165,6 @@ async function plainInsert(pool: pg.Pool, userId: string, rows: ReturnType<typeo
   }
 }
 
-/** POSTs through autocannon, rotating over `bodies`; 201 answers count. */
-async function postLoad(url: string, headers: Record<string, string>, bodies: Buffer[], durationS: number) {
-  let i = 0;
-  const result = await autocannon({
-    url: `${url}/v2/activities`,
-    connections: SETTINGS.connections,
-    duration: durationS,
-    requests: [
-      {
-        method: 'POST',
-        setupRequest: (req: Record<string, unknown>) => {
-          req.headers = { ...(req.headers as object), ...headers };
-          req.body = bodies[i++ % bodies.length];
-          return req;
-        },
-      },
-    ],
-  });
-  return {
-    rps: result['2xx'] / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    count: result['2xx'],
-    errors: result.non2xx + result.errors + result.timeouts,
-  } satisfies LoadStats;
-}
-
 /** Timings (ms) of `n` sequential runs of `task`, sorted. */
 async function timings(n: number, task: () => Promise<unknown>): Promise<Float64Array> {
   const out = new Float64Array(n);
@@ -236,6 +216,7 @@ export async function run(): Promise<{ failed: boolean }> {
 
     process.env.QUEUE_PREFIX = QUEUE_PREFIX;
     api = await startApiProcess(url, 'tracking', SETTINGS.connections + 2);
+    const apiUrl = api.url;
     const [key] = await ensureSigningKeys(db);
     if (!key) throw new Error('no signing key');
     const token = await signAccessToken(
@@ -254,6 +235,8 @@ export async function run(): Promise<{ failed: boolean }> {
     const hour = Array.from({ length: VARIANTS }, (_, i) => activityBody(userIri, 3600, i));
     const bodies = hour.map((b) => Buffer.from(JSON.stringify(b)));
     const rows = hour.map(plainRows);
+    const posts: BenchRequest[] = bodies.map((body) => ({ method: 'POST', path: '/v2/activities', headers, body }));
+    const postLoad = (durationS: number) => runAutocannon(apiUrl, posts, durationS, SETTINGS.connections);
     log(
       `\n=== ingest: 1-hour activities at 1 Hz: 3,600 samples × 8 datatypes + 3,600 GPS points, ` +
         `${bytes(bodies[0]?.length ?? 0)} of JSON each`,
@@ -267,7 +250,7 @@ export async function run(): Promise<{ failed: boolean }> {
     const plainTask = (i: number) =>
       plainInsert(pool, account.ldid, rows[i % rows.length] as ReturnType<typeof plainRows>);
     if (SETTINGS.warmupS > 0) {
-      await postLoad(api.url, headers, bodies, SETTINGS.warmupS);
+      await postLoad(SETTINGS.warmupS);
       await closedLoop(SETTINGS.connections, SETTINGS.warmupS, plainTask);
     }
     const apiPid = api.child.pid ?? 0;
@@ -281,11 +264,10 @@ export async function run(): Promise<{ failed: boolean }> {
     const sliceS = Math.max(1, SETTINGS.durationS / SETTINGS.rounds);
     const apiRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
     const sqlRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
-    const apiUrl = api.url;
     for (let r = 0; r < SETTINGS.rounds; r++) {
       // Each side starts from the same table sizes.
       await clean();
-      apiRounds.push(await withCpu(parties, () => postLoad(apiUrl, headers, bodies, sliceS)));
+      apiRounds.push(await withCpu(parties, () => postLoad(sliceS)));
       await clean();
       sqlRounds.push(await withCpu(parties, () => closedLoop(SETTINGS.connections, sliceS, plainTask)));
     }
