@@ -1,5 +1,6 @@
 import { parse as parseJson } from '@hapi/bourne';
 import { BodySyntaxError, type DomainError, invalid } from '../errors.ts';
+import { scanActivityBody } from './activity-body-scan.ts';
 import { datastreamFromJson, trackFromJson } from './activity-content.ts';
 import type { Datastream, Track } from './activity-data.ts';
 
@@ -23,12 +24,21 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const STREAM_MESSAGE = 'must be an object keyed by elapsed seconds';
 
 /**
- * Parses the body and turns its streams into columns. Throws BodySyntaxError for bytes that are
+ * Parses the body and turns its streams into columns: straight from the bytes when they are as
+ * recorders write them (activity-body-scan.ts), else through JSON.parse. Throws BodySyntaxError for bytes that are
  * not a JSON object or array (or that have a `__proto__` member), and the DomainError of
  * activity-content.ts, naming each bad sample, for streams that break a rule.
  */
 export function parseActivityBody(bytes: Uint8Array): ActivityBody {
-  const text = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
+  return scanActivityBody(bytes, decodeText) ?? parseGeneric(bytes);
+}
+
+/** UTF-8 as the JSON body parser reads it: a leading BOM dropped, invalid bytes replaced. */
+const decodeText = (bytes: Uint8Array) => new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
+
+/** JSON.parse, then the streams' rules of activity-content.ts: any body, every problem named. */
+function parseGeneric(bytes: Uint8Array): ActivityBody {
+  const text = decodeText(bytes);
   if (text.trim() === '') return { body: undefined, datastream: datastreamFromJson(null), track: trackFromJson(null) };
   let parsed: unknown;
   try {
