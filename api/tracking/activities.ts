@@ -50,9 +50,10 @@ const PATH = '/activities';
 
 /**
  * Bodies up to this size (a 1-hour activity at 1 Hz is about 0.6 MB) are parsed on the event loop,
- * in about 10 ms at most; larger ones, up to ACTIVITY_BODY_LIMIT (a second for 24 hours), in an
- * import thread. Measured on 2 cores (bench/README.md, tracking-ingest): the thread's round trip
- * adds about 3 ms of CPU per 1-hour activity, for the same throughput.
+ * in about 5 ms at most; larger ones, up to ACTIVITY_BODY_LIMIT (60 ms for 24 hours, up to half a
+ * second if it leaves the fast path of shared/tracking/activity-body-scan.ts), in an import thread.
+ * Measured on 2 cores (bench/README.md, tracking-ingest): the thread's round trip adds about 3 ms
+ * of CPU per 1-hour activity, for the same throughput.
  */
 const INLINE_BODY_BYTES = 1024 * 1024;
 
