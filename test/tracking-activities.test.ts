@@ -283,8 +283,10 @@ test('device rules: connector required with a device, manual must agree with it,
     t.is(res.status, 422, JSON.stringify(fields));
     t.deepEqual(violations(res.body), [path], JSON.stringify(fields));
   }
-  // Nothing was stored.
+  // Nothing was stored, no job either: the statement that checks the device writes the jobs too.
   t.is((await list(u)).body['hydra:totalItems'], 0);
+  const jobs = await db.selectFrom('outbox').select('id').where(sql<string>`payload->>'userId'`, '=', u.ldid).execute();
+  t.deepEqual(jobs, []);
 });
 
 test('POST refuses a wrong user, missing or malformed fields, unknown references: 422 in the Hydra format naming each field', async (t) => {
@@ -437,7 +439,7 @@ test('credentials: no token or no API key is a 401 in the Hydra format; another 
   t.is(got.body.name, 'Morning run');
 });
 
-test('POST writes one records/activity-changed outbox row in its transaction; a refused POST writes none', async (t) => {
+test('POST writes one records/activity-changed outbox row with the activity; a refused POST writes none', async (t) => {
   const u = await api.user();
   const a = await created(u, { sport: `/v2/sports/${HIKING}` });
   t.deepEqual(await outboxOf(a.id), [

@@ -11,19 +11,22 @@ export async function enqueueInTransaction(
   trx: Transaction<Database> | Kysely<Database>,
   jobs: OutboxJob | OutboxJob[],
 ): Promise<void> {
-  const list = Array.isArray(jobs) ? jobs : [jobs];
-  if (list.length === 0) return;
+  const rows = outboxRows(Array.isArray(jobs) ? jobs : [jobs]);
+  if (rows.length === 0) return;
+  await trx.insertInto('outbox').values(rows).execute();
+}
+
+/**
+ * The outbox rows of `jobs`, for a writer that inserts them itself (in a statement that writes
+ * the data they follow: shared/tracking/activity-store.ts). Throws for a job id BullMQ would refuse.
+ */
+export function outboxRows(jobs: OutboxJob[]): { queue: string; job_name: string; job_id: string; payload: string }[] {
   // Checked at the write: BullMQ would refuse the row and the relay would retry its batch forever.
-  for (const j of list) {
+  for (const j of jobs) {
     const problem = jobIdProblem(j.jobId);
     if (problem) throw new Error(`invalid job id "${j.jobId}" for ${j.queue}/${j.name}: ${problem}`);
   }
-  await trx
-    .insertInto('outbox')
-    .values(
-      list.map((j) => ({ queue: j.queue, job_name: j.name, job_id: j.jobId, payload: JSON.stringify(j.payload) })),
-    )
-    .execute();
+  return jobs.map((j) => ({ queue: j.queue, job_name: j.name, job_id: j.jobId, payload: JSON.stringify(j.payload) }));
 }
 
 /**

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type Selectable, sql, type Transaction } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { Database } from '../db/schema/index.ts';
 import type { ActivitiesTable } from '../db/schema/tracking.ts';
 import { type FieldError, invalid, notFoundError } from '../errors.ts';
 import { job } from '../queue/jobs.ts';
-import { enqueueInTransaction } from '../queue/outbox.ts';
+import { enqueueInTransaction, outboxRows } from '../queue/outbox.ts';
 import {
   channelBytes,
   channelFromBytes,
@@ -25,7 +24,8 @@ import { trackThumbnailJob } from './thumbnail/thumbnail-job.ts';
  * Activities and their streams in PostgreSQL (docs/tracking-activities.md): one `activities` row
  * (summaries, derived fields, a version bumped by every write), the GPS track as one PostGIS
  * LineStringZM, the datastream as one array of elapsed seconds with, per datatype, its values as
- * float64 bytes (migration 0047). Every write runs in one transaction with its outbox jobs.
+ * float64 bytes (migration 0047). Every write goes with its outbox jobs, atomically: a create in
+ * one statement, an update or a delete in one transaction.
  */
 
 export type ActivityRow = Selectable<ActivitiesTable>;
@@ -62,7 +62,12 @@ const notFound = (id: string) => notFoundError(`No activity ${id}`);
 type Change = 'created' | 'updated' | 'deleted';
 
 /** The outbox job of a change: the records of the activity's sport (and of its old sport) follow it. */
-function activityChanged(row: ActivityRow, change: Change, version: number, previousSportId: number | null = null) {
+function activityChanged(
+  row: Pick<ActivityRow, 'id' | 'user_id' | 'sport_id'>,
+  change: Change,
+  version: number,
+  previousSportId: number | null = null,
+) {
   return job('records', 'activity-changed', {
     activityId: row.id,
     userId: row.user_id,
@@ -90,18 +95,24 @@ function inputProblems(callerId: string, input: ActivityInput): FieldError[] {
 /** A new activity's id: the same 32 hex digits as the column's default, known before the insert. */
 const newActivityId = () => randomUUID().replaceAll('-', '');
 
+/** A new activity's version: set by the insert, so that its outbox jobs can name it beforehand. */
+const FIRST_VERSION = 1;
+
 /**
- * The activity row and its streams in one statement (one round trip whatever the streams): the
- * track, the elapsed seconds and the channels are inserted from the activity the first CTE
- * inserts, so nothing is written when it is not. It is not when `userDevice` is not one of the
- * caller's devices: undefined then. Streams go as binary parameters (see activity-binary.ts).
+ * The activity row, its streams and its outbox jobs in one statement (one round trip whatever the
+ * streams, and atomic without a transaction): the track, the elapsed seconds, the channels and
+ * the jobs are inserted from the activity the first CTE inserts, so nothing is written when it is
+ * not. It is not when `userDevice` is not one of the caller's devices: undefined then. Streams go
+ * as binary parameters (see activity-binary.ts).
  */
-async function insertActivity(
-  trx: Transaction<Database>,
-  callerId: string,
-  input: ActivityInput,
-): Promise<ActivityRow | undefined> {
+async function insertActivity(db: Db, callerId: string, input: ActivityInput): Promise<ActivityRow | undefined> {
   const { content } = input;
+  // The id is known before the insert, so the jobs (which name it) are written by the same statement.
+  const id = newActivityId();
+  const created = { id, user_id: callerId, sport_id: content.sportId, version: FIRST_VERSION };
+  const jobs = outboxRows([activityChanged(created, 'created', FIRST_VERSION), trackThumbnailJob(created)]).map(
+    (j) => sql`(${j.queue}::text, ${j.job_name}::text, ${j.job_id}::text, ${j.payload}::jsonb)`,
+  );
   const { datastream, track } = content;
   const derived = deriveActivityFields(content, input.userDeviceId);
   const ewkb = trackToEwkb(track);
@@ -113,13 +124,13 @@ async function insertActivity(
     with a as (
       insert into activities (id, user_id, sport_id, user_device_id, connector_id, name, startdate, duration,
         comment, user_session, images, tags, manual, location, data_summaries, available_datatypes,
-        track_flag, datastream_flag, latitude, longitude, elevation)
-      select ${newActivityId()}, ${callerId}, ${content.sportId}::int, ${device}::text, ${input.connectorId}::int,
+        track_flag, datastream_flag, latitude, longitude, elevation, version)
+      select ${id}, ${callerId}, ${content.sportId}::int, ${device}::text, ${input.connectorId}::int,
         ${content.name}::text, ${content.startdate}::timestamptz, ${content.duration}::int, ${input.comment}::text,
         ${input.userSession}::text, ${input.images}::text[], ${input.tags}::text[], ${derived.manual},
         ${JSON.stringify(input.location)}::jsonb, ${JSON.stringify(Object.fromEntries(content.summaries))}::jsonb,
         ${derived.available_datatypes}::int[], ${derived.track_flag}, ${derived.datastream_flag},
-        ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8
+        ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8, ${FIRST_VERSION}::int
       where ${device}::text is null
         or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId})
       returning *
@@ -144,13 +155,16 @@ async function insertActivity(
       select a.id, v.datatype_id, v.bytes from a, (values ${sql.join(channels)}) as v (datatype_id, bytes)
     )`
         : sql``
-    }
-    select * from a`.execute(trx);
+    }, o as (
+      insert into outbox (queue, job_name, job_id, payload)
+      select j.queue, j.job_name, j.job_id, j.payload from a, (values ${sql.join(jobs)}) as j (queue, job_name, job_id, payload)
+    )
+    select * from a`.execute(db);
   return result.rows[0];
 }
 
 /**
- * Stores a new activity of the caller with its streams and its outbox jobs, in one transaction.
+ * Stores a new activity of the caller with its streams and its outbox jobs, in one statement.
  * A broken rule is a 422 naming its field; nothing is written then.
  */
 export async function createActivity(db: Db, callerId: string, input: ActivityInput): Promise<ActivityRow> {
@@ -158,18 +172,15 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
   if (problems.length) throw invalid(problems);
   const references = await referenceProblems(db, input);
   if (references.length) throw invalid(references);
-  return db.transaction().execute(async (trx) => {
-    const row = await insertActivity(trx, callerId, input);
-    if (!row)
-      throw invalid([
-        {
-          path: 'body.userDevice',
-          message: `${iri('user_devices', input.userDeviceId ?? '')} is not one of your devices`,
-        },
-      ]);
-    await enqueueInTransaction(trx, [activityChanged(row, 'created', row.version), trackThumbnailJob(row)]);
-    return row;
-  });
+  const row = await insertActivity(db, callerId, input);
+  if (!row)
+    throw invalid([
+      {
+        path: 'body.userDevice',
+        message: `${iri('user_devices', input.userDeviceId ?? '')} is not one of your devices`,
+      },
+    ]);
+  return row;
 }
 
 /** The caller's activity `id` (its row only); another user's or a missing one is a 404. */
