@@ -106,6 +106,21 @@ test('what the fast path leaves to the generic path, which then decides', (t) =>
   t.deepEqual([...twice.datastream.elapsed], [0]);
 });
 
+test('columns longer than the first allocation: a datatype that stops early still has one value per sample', (t) => {
+  // 10,000 samples: past the columns' initial room, so they grow; datatype 7 is only in the first one.
+  const datastream = Object.fromEntries(
+    Array.from({ length: 10_000 }, (_, s) => [s, s === 0 ? { '1': s, '7': 3 } : { '1': s }]),
+  );
+  const locations = Object.fromEntries(
+    Array.from({ length: 9_000 }, (_, s) => [s * 2, { latitude: s / 1e4, longitude: 1 }]),
+  );
+  const text = JSON.stringify({ datastream, locations });
+  const fast = scan(text);
+  t.is(fast?.datastream.channels.get(7)?.length, 10_000);
+  t.is(fast?.track.elevation.length, 9_000);
+  t.true(isDeepStrictEqual(fast, generic(text)));
+});
+
 test('the cells limit: past it, the generic path names the error', (t) => {
   const n = 1000;
   const datatypes = Math.floor(ACTIVITY_LIMITS.maxDatastreamCells / n) + 1;

@@ -52,9 +52,16 @@ const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => 10 ** k);
 /** Up to 15 digits, a decimal mantissa is an exact double. */
 const MAX_FAST_DIGITS = 15;
 
+/**
+ * Room for a 1-hour recording at 1 Hz before any growth. The columns end as views of their
+ * doubled buffers (at most twice their length, for the request's lifetime) rather than as copies:
+ * fewer large allocations per body, each one fresh pages and work for the collector.
+ */
+const INITIAL_CAPACITY = 4096;
+
 /** A Float64Array that grows by doubling, NaN where nothing was set. */
 class GrowingColumn {
-  values = new Float64Array(1024).fill(Number.NaN);
+  values = new Float64Array(INITIAL_CAPACITY).fill(Number.NaN);
   set(i: number, value: number): void {
     if (i >= this.values.length) {
       const grown = new Float64Array(Math.max(this.values.length * 2, i + 1)).fill(Number.NaN);
@@ -64,12 +71,13 @@ class GrowingColumn {
     this.values[i] = value;
   }
   take(n: number): Float64Array {
-    return this.values.length === n ? this.values : this.values.slice(0, n);
+    if (n > this.values.length) this.set(n - 1, Number.NaN);
+    return this.values.subarray(0, n);
   }
 }
 
 class GrowingInts {
-  values = new Int32Array(1024);
+  values = new Int32Array(INITIAL_CAPACITY);
   length = 0;
   push(value: number): void {
     if (this.length === this.values.length) {
@@ -80,7 +88,7 @@ class GrowingInts {
     this.values[this.length++] = value;
   }
   take(): Int32Array {
-    return this.values.slice(0, this.length);
+    return this.values.subarray(0, this.length);
   }
 }
 
