@@ -7,14 +7,14 @@ import { type Datastream, emptyDatastream, emptyTrack, type Track } from './acti
  * streams are well formed, as recorders write them (elapsed seconds ascending, datatype ids
  * ascending within a sample, plain numbers), go straight to columns, without decoding the body
  * into one string or building an object per sample. That string alone is a large V8 object (a
- * 1-hour activity is 0.6 MB), and JSON.parse, the object walk and the garbage they leave took two
- * thirds of the API's CPU per activity (bench/README.md, tracking-ingest).
+ * 1-hour activity is 0.6 MB), and decoding it, JSON.parse and the object walk took about half of
+ * the API's CPU per activity (bench/README.md, tracking-ingest).
  *
  * It answers only when it is sure to give what the generic path (JSON.parse, then
  * activity-content.ts) gives: anything else, from a syntax error to a sample out of order, a
  * string where a number goes or a limit passed, makes it give up (undefined), and the generic
- * path parses the body again, producing its result or naming each problem. test/tracking-activity-body.test.ts
- * checks the two agree on random bodies, valid and broken.
+ * path parses the body again, producing its result or naming each problem.
+ * test/tracking-activity-body-scan.test.ts checks the two agree on random bodies, valid and broken.
  */
 
 export interface ScannedActivityBody {

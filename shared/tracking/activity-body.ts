@@ -25,9 +25,9 @@ const STREAM_MESSAGE = 'must be an object keyed by elapsed seconds';
 
 /**
  * Parses the body and turns its streams into columns: straight from the bytes when they are as
- * recorders write them (activity-body-scan.ts), else through JSON.parse. Throws BodySyntaxError for bytes that are
- * not a JSON object or array (or that have a `__proto__` member), and the DomainError of
- * activity-content.ts, naming each bad sample, for streams that break a rule.
+ * recorders write them (activity-body-scan.ts), else through JSON.parse. Throws BodySyntaxError
+ * for bytes that are not a JSON object or array (or that have a `__proto__` member), and the
+ * DomainError of activity-content.ts, naming each bad sample, for streams that break a rule.
  */
 export function parseActivityBody(bytes: Uint8Array): ActivityBody {
   return scanActivityBody(bytes, decodeText) ?? parseGeneric(bytes);
