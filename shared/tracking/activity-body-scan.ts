@@ -1,4 +1,5 @@
 import { parse as parseJson } from '@hapi/bourne';
+import type { ActivityBody } from './activity-body.ts';
 import { ACTIVITY_LIMITS } from './activity-content.ts';
 import { type Datastream, emptyDatastream, emptyTrack, type Track } from './activity-data.ts';
 
@@ -16,13 +17,6 @@ import { type Datastream, emptyDatastream, emptyTrack, type Track } from './acti
  * path parses the body again, producing its result or naming each problem.
  * test/tracking-activity-body-scan.test.ts checks the two agree on random bodies, valid and broken.
  */
-
-export interface ScannedActivityBody {
-  /** The body without `datastream` and `locations`, as JSON.parse gives it. */
-  body: unknown;
-  datastream: Datastream;
-  track: Track;
-}
 
 /** Thrown inside the scan to give up; never leaves this module. */
 const GIVE_UP = Symbol('give up');
@@ -370,10 +364,7 @@ function scanTrack(s: Scanner): Track {
  * The body with its streams as columns, or undefined when the generic path must decide (see
  * above). `decode` turns the bytes of the rest of the body into text, as the generic path does.
  */
-export function scanActivityBody(
-  bytes: Uint8Array,
-  decode: (bytes: Uint8Array) => string,
-): ScannedActivityBody | undefined {
+export function scanActivityBody(bytes: Uint8Array, decode: (bytes: Uint8Array) => string): ActivityBody | undefined {
   const s = new Scanner(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   try {
     let datastream: Datastream | undefined;
