@@ -17,7 +17,21 @@ export function createDb(url: string, max = 10): DbHandle {
   // An idle client losing its connection (Postgres restart) must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  POOLS.set(db, pool);
   return { db, pool };
+}
+
+/** The pool of each Db made by createDb: Kysely keeps its own private. */
+const POOLS = new WeakMap<Db, pg.Pool>();
+
+/**
+ * The driver's pool behind `db`, for the few reads Kysely cannot express (binary COPY, see
+ * copy-binary.ts). `db` must be one createDb made, not a transaction.
+ */
+export function poolOf(db: Db): pg.Pool {
+  const pool = POOLS.get(db);
+  if (!pool) throw new Error('poolOf: this Db was not made by createDb (a transaction?)');
+  return pool;
 }
 
 /** True when Postgres answers a trivial query within the pool's checkout. */

@@ -6,7 +6,7 @@ import type { Track } from './activity-data.ts';
  * way to or from PostgreSQL. node-postgres sends a Buffer parameter in binary format: an `int4[]`
  * parameter is read by PostgreSQL's `array_recv`, a `geometry` one by PostGIS's WKB reader, a
  * channel (bytea) is stored as sent. Reads select `array_send(elapsed)`, `ST_AsBinary(track)` and
- * the channel bytes (base64-encoded: the driver reads text).
+ * the channel bytes with a binary COPY (shared/db/copy-binary.ts).
  */
 
 const INT4_OID = 23;

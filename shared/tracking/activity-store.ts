@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Selectable, sql } from 'kysely';
-import type { Db } from '../db/database.ts';
+import { copyBinaryRows, literal } from '../db/copy-binary.ts';
+import { type Db, poolOf } from '../db/database.ts';
 import type { ActivitiesTable } from '../db/schema/tracking.ts';
 import { type FieldError, invalid, notFoundError } from '../errors.ts';
 import { job } from '../queue/jobs.ts';
@@ -195,48 +196,53 @@ export async function findActivity(db: Db, callerId: string, id: string): Promis
   return row;
 }
 
-/** A bytea column as base64 text: a third smaller than the driver's hex, and decoded natively. */
-const base64 = (expression: ReturnType<typeof sql>) => sql<string | null>`encode(${expression}, 'base64')`;
-const fromBase64 = (text: string) => Buffer.from(text, 'base64');
+/** Tags of the streams query's rows: a datatype id (≥ 1) for a channel, else one of these. */
+const TRACK_ROW = -1;
+const ELAPSED_ROW = -2;
+
+/**
+ * The streams of activity `id` (of `ownerId` only, when given) as one binary COPY: its rows are
+ * (tag, bytes), the track as WKB (`ST_AsBinary`), the elapsed seconds as `array_send`, each
+ * channel's own bytes. Not one byte of them is text-encoded on the way (copy-binary.ts).
+ */
+function streamsQuery(id: string, ownerId: string | undefined): string {
+  const activity = literal(id);
+  const owned =
+    ownerId === undefined
+      ? ''
+      : ` and exists (select from activities o where o.id = ${activity} and o.user_id = ${literal(ownerId)})`;
+  return `select ${TRACK_ROW}, ST_AsBinary(t.track) from activity_tracks t where t.activity_id = ${activity}${owned}
+    union all select ${ELAPSED_ROW}, array_send(d.elapsed) from activity_datastreams d where d.activity_id = ${activity}${owned}
+    union all select c.datatype_id, c."values" from activity_stream_channels c where c.activity_id = ${activity}${owned}`;
+}
 
 /**
  * An activity and its content (streams as typed arrays), whoever owns it: for the jobs (records,
  * thumbnails, exports). Undefined when there is no such activity; with `ownerId`, also when it
- * belongs to someone else. The streams are read as bytes (ST_AsBinary, array_send, the channels'
- * own bytes), never as text numbers.
+ * belongs to someone else. `db` must be one createDb made (the streams are read with COPY).
  */
 export async function readActivityContent(
   db: Db,
   id: string,
   ownerId?: string,
 ): Promise<{ row: ActivityRow; content: ActivityContent } | undefined> {
-  let main = db
-    .selectFrom('activities as a')
-    .leftJoin('activity_tracks as t', 't.activity_id', 'a.id')
-    .leftJoin('activity_datastreams as d', 'd.activity_id', 'a.id')
-    .selectAll('a')
-    .select([base64(sql`ST_AsBinary(t.track)`).as('track_wkb'), base64(sql`array_send(d.elapsed)`).as('elapsed_bin')])
-    .where('a.id', '=', id);
-  let channels = db
-    .selectFrom('activity_stream_channels as c')
-    .select(['c.datatype_id', base64(sql`c."values"`).as('values_bytes')])
-    .where('c.activity_id', '=', id);
-  if (ownerId !== undefined) {
-    main = main.where('a.user_id', '=', ownerId);
-    channels = channels.where((eb) =>
-      eb.exists(eb.selectFrom('activities').select('id').where('id', '=', id).where('user_id', '=', ownerId)),
-    );
-  }
+  let main = db.selectFrom('activities').selectAll().where('id', '=', id);
+  if (ownerId !== undefined) main = main.where('user_id', '=', ownerId);
   // Streams never change after the creation, so reading them beside the row (two connections,
   // in parallel) cannot mix two versions of an activity.
-  const [found, channelRows] = await Promise.all([main.executeTakeFirst(), channels.execute()]);
-  if (!found) return undefined;
-  const { track_wkb, elapsed_bin, ...row } = found;
+  const [row, streams] = await Promise.all([
+    main.executeTakeFirst(),
+    copyBinaryRows(poolOf(db), streamsQuery(id, ownerId)),
+  ]);
+  if (!row) return undefined;
   const datastream: Datastream = emptyDatastream();
-  if (elapsed_bin !== null) {
-    datastream.elapsed = int4ArrayFromBinary(fromBase64(elapsed_bin));
-    for (const c of channelRows)
-      if (c.values_bytes !== null) datastream.channels.set(c.datatype_id, channelFromBytes(fromBase64(c.values_bytes)));
+  let track = emptyTrack();
+  for (const [tagBytes, bytes] of streams) {
+    if (!tagBytes || !bytes) continue;
+    const tag = tagBytes.readInt32BE(0);
+    if (tag === TRACK_ROW) track = trackFromWkb(bytes);
+    else if (tag === ELAPSED_ROW) datastream.elapsed = int4ArrayFromBinary(bytes);
+    else datastream.channels.set(tag, channelFromBytes(bytes));
   }
   const content: ActivityContent = {
     sportId: row.sport_id,
@@ -245,7 +251,7 @@ export async function readActivityContent(
     duration: row.duration,
     summaries: new Map(Object.entries(row.data_summaries).map(([k, v]) => [Number(k), v])),
     datastream,
-    track: track_wkb !== null ? trackFromWkb(fromBase64(track_wkb)) : emptyTrack(),
+    track,
   };
   return { row, content };
 }
