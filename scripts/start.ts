@@ -1,3 +1,5 @@
+// First: V8 settings apply before anything allocates.
+import '../shared/runtime/gc-tuning.ts';
 import { startApi } from '../api/server.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
 import { prepareDatabase } from '../shared/db/prepare.ts';

@@ -1,3 +1,5 @@
+// First: V8 settings apply before anything allocates.
+import '../shared/runtime/gc-tuning.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { runCli } from '../shared/runtime/cli.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
