@@ -12,18 +12,16 @@ import { to as copyTo } from 'pg-copy-streams';
  */
 export async function copyBinaryRows(pool: pg.Pool, query: string): Promise<(Buffer | null)[][]> {
   const client = await pool.connect();
-  let failed: unknown;
+  let failed = true;
   try {
     const chunks: Buffer[] = [];
     for await (const chunk of client.query(copyTo(`copy (${query}) to stdout (format binary)`)))
       chunks.push(chunk as Buffer);
+    failed = false;
     return parseCopyBinary(Buffer.concat(chunks));
-  } catch (error) {
-    failed = error;
-    throw error;
   } finally {
-    // A connection left in the middle of a COPY is closed rather than reused.
-    client.release(failed instanceof Error ? failed : undefined);
+    // A connection whose COPY failed, or was left unfinished, is closed rather than reused.
+    client.release(failed);
   }
 }
 
