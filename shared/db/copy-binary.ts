@@ -4,7 +4,8 @@ import { to as copyTo } from 'pg-copy-streams';
 /**
  * Rows of a query read with `COPY (…) TO STDOUT (FORMAT binary)`: every field as its raw binary
  * bytes (NULL as null). This is how large bytea values (stream columns) cross without text: the
- * driver reads results as text only (pg-protocol refuses its binary mode), so a bytea would
+ * driver decodes every result value as a UTF-8 string (pg-protocol has no binary mode, and pg's
+ * `binary: true` re-encodes those strings, mangling bytes that are not UTF-8), so a bytea would
  * otherwise arrive hex- or base64-encoded, cost PostgreSQL the encoding, the socket a third more
  * bytes, and Node one large string per value to decode.
  *
