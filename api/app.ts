@@ -1,6 +1,5 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
-import helmet from 'koa-helmet';
 import type { Config } from '../shared/config.ts';
 import { pendingOutboxCount } from '../shared/queue/outbox.ts';
 import type { AppContext } from './context.ts';
@@ -13,6 +12,7 @@ import { inputGuard } from './http/input-guard.ts';
 import { createMetrics } from './http/metrics.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import { type ServiceModule, serviceErrorFormats } from './service-module.ts';
 import { SERVICES } from './services.ts';
 
@@ -51,7 +51,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.use(errorHandler(ctx.logger, serviceErrorFormats(services)));
   app.use(hydraDocumentationLink(config.PUBLIC_URL, services));
   app.use(
-    helmet({
+    securityHeaders({
       // The API serves JSON; the only HTML is /docs and the login pages, which load local assets.
       crossOriginResourcePolicy: { policy: 'cross-origin' },
       // Self-hosters often serve plain HTTP on a LAN; forcing https would break /docs there.
