@@ -155,6 +155,9 @@ test('update and delete: creator yes, others forbidden where they see the place,
   await fails(t, updatePlaceAs(db, owner, uuid, {}, undefined), 'invalid');
   await fails(t, updatePlaceAs(db, owner, uuid, { featured: true }, undefined), 'forbidden');
   await updatePlaceAs(db, owner, uuid, { name: 'Renamed' }, undefined);
+  t.not((await visiblePlace(db, uuid, undefined)).name, 'Renamed', 'an approved place changes once staff approve');
+  const [edit] = (await placeFeature(db, config, uuid, staff, 'en')).properties.pending_edits as { revision: string }[];
+  await moderatePlace(db, staff, uuid, 'approved', edit?.revision);
   t.is((await visiblePlace(db, uuid, undefined)).name, 'Renamed');
   await deletePlaceAs(db, owner, uuid);
   await fails(t, visiblePlace(db, uuid, owner), 'not_found');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { linkSchema } from '../../shared/places/links.ts';
 import {
   createPlaceAs,
   deletePlaceAs,
@@ -19,8 +20,8 @@ const text = (max: number) => z.string().trim().max(max);
 const contact = {
   email: z.email().nullable().optional(),
   phone: text(50).nullable().optional(),
-  website: z.url().nullable().optional(),
-  booking_url: z.url().nullable().optional(),
+  website: linkSchema().nullable().optional(),
+  booking_url: linkSchema().nullable().optional(),
   social_username: text(200).nullable().optional(),
   address: text(500).nullable().optional(),
   city: text(200).nullable().optional(),
@@ -35,6 +36,14 @@ const postBody = z.strictObject({
   geometry: z.unknown().optional(),
   name: text(200).min(1).optional(),
   activities: z.array(activityBody).min(1, 'at least one activity is required').max(50),
+});
+
+const approveQuery = z.object({
+  revision: z
+    .string()
+    .regex(/^\d{1,20}$/, 'revision is the `revision` of a pending edit')
+    .optional()
+    .meta({ description: 'the newest pending_edits[].revision reviewed (required when the place has pending edits)' }),
 });
 
 const putBody = z.strictObject({
@@ -66,9 +75,9 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       on: 'collection',
       path: '/pending',
       access: 'bearer',
-      summary: "The caller's places awaiting moderation",
+      summary: "What of the caller's awaits moderation",
       description:
-        "Places the token's user added that staff have not approved or rejected yet, newest first. Staff may pass `all=true` to list every pending place (the moderation queue).",
+        "Places the token's user added that staff have not approved or rejected yet, and approved places carrying the user's pending edit (in `pending_edits`), most recently submitted first. Staff may pass `all=true` to list everyone's (the moderation queue).",
       query: z.object({ all: z.enum(['true', 'false']).optional() }),
       response: z.array(placeSchema),
       handler: ({ query, principal, ctx }) =>
@@ -77,7 +86,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
     .get({
       summary: 'One place by uuid or slug',
       description:
-        'Approved places are public. A pending or rejected place is shown only to its creator and to staff (send the token); others get 404. `notes` is in the Accept-Language locale, else en.',
+        "Approved places are public. A pending or rejected place is shown only to its creator and to staff (send the token); others get 404. `notes` is in the Accept-Language locale, else en. `pending_edits` lists the changes waiting for staff: the caller's own, every one for staff, none for others.",
       handler: ({ params, principal, ctx }) =>
         placeFeature(db, config, params.place_id, viewerOf(principal), readLocaleOf(ctx)),
     })
@@ -85,11 +94,12 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       summary: 'Add a place (variant A: external_place_id; variant B: geometry, name, country)',
       description: [
         'Variant B creates a place from an RFC 7946 Point, LineString or Polygon ([lng, lat] order), a name and a 2-letter ISO country; city and province default to the nearest city of the offline dataset.',
-        'Variant A (only external_place_id): no external provider is configured, so it adds the activities to the place already stored with that external_place_id (200), and answers 422 when there is none.',
-        "Places added by users are pending until staff approve them; staff's places are approved at once. `notes` is stored in the Accept-Language locale (unsupported locale: 422).",
+        "Variant A (only external_place_id): no external provider is configured, so it adds the activities to the place already stored with that external_place_id (200): the approved one, else the caller's own pending one; 422 when there is none. Notes sent this way on an approved place wait for staff as a pending edit.",
+        "Places added by users are pending until staff approve them; staff's places are approved at once. `notes` is stored in the Accept-Language locale (unsupported locale: 422). `website` and `booking_url` are absolute http(s) URLs.",
+        "external_place_id is unique among approved places and among the caller's pending ones: 409 naming that place. Pending places of other users are neither reported nor in the way.",
       ].join('\n\n'),
       body: postBody,
-      errors: { 409: 'external_place_id already used by another place' },
+      errors: { 409: 'external_place_id already used by an approved place or a pending place of the caller' },
       responses: {
         200: { description: 'Variant A: the existing place with the added activities', schema: placeSchema },
       },
@@ -107,6 +117,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       summary: 'Update a place (contact, address, name, notes, featured)',
       description: [
         'The creator and staff may change every field. `featured` and `partner` may only be changed by partner accounts (403 for anyone else, the creator included); partners may change only those two on places they did not create.',
+        "Staff changes apply at once, and so do the creator's while the place is pending or rejected. The creator's changes of an approved place (every field but `featured` and `partner`, notes included) wait for staff: the approved version stays public and the answer shows the change in `pending_edits` (a later change merges into it) until staff approve or reject it.",
         'Other users get 403 on a place they can see, 404 on a pending place of someone else. `notes` is written in the Accept-Language locale (unsupported: 422). The slug never changes, so links keep working. The answer shows `user` as a list with `user_id`.',
       ].join('\n\n'),
       body: putBody,
@@ -133,12 +144,24 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       method: 'post',
       path: `/${action}`,
       summary: `Moderation: ${action} a place (staff only)`,
-      description: `Sets the place status to ${status}. ${action === 'approve' ? 'Approved places appear in search.' : 'Rejected places stay out of search; their creator still sees them.'} Any status may be changed again.`,
-      errors: { 403: 'Not a staff account' },
+      description:
+        action === 'approve'
+          ? 'Approves what waits on the place: it becomes approved (and appears in search) and its pending edits are applied. With pending edits, `revision` is required: the newest `pending_edits[].revision` reviewed (an edit changed since is a 409, never applied unseen). 409 when another approved place has its external_place_id. Any status may be changed again.'
+          : 'Rejects what waits on the place: on an approved place with pending edits, the edits are dropped and the place stays as it was; otherwise the place becomes rejected (out of search; its creator still sees it). Any status may be changed again.',
+      ...(action === 'approve' ? { query: approveQuery } : {}),
+      errors: {
+        403: 'Not a staff account',
+        ...(action === 'approve'
+          ? {
+              409: 'An approved place already has this external_place_id, or the pending edits changed since `revision`',
+            }
+          : {}),
+      },
       response: placeSchema,
-      handler: async ({ params, principal, ctx }) => {
+      handler: async ({ params, query, principal, ctx }) => {
         const caller = callerOf(principal);
-        const uuid = await moderatePlace(db, caller, params.place_id, status);
+        const reviewed = (query as { revision?: string } | undefined)?.revision;
+        const uuid = await moderatePlace(db, caller, params.place_id, status, reviewed);
         return placeFeature(db, config, uuid, caller, readLocaleOf(ctx));
       },
     });

@@ -39,6 +39,22 @@ export const placeSchema = z.object({
     address_components: z.record(z.string(), z.string().nullable()),
     activities: z.array(activitySchema),
     notes: z.string().nullable(),
+    pending_edits: z
+      .array(
+        z.object({
+          user: userSchema.nullable(),
+          fields: z.record(z.string(), z.string().nullable()).meta({ description: 'the changed fields, as in PUT' }),
+          notes: z.record(z.string(), z.string()).meta({ description: 'locale to notes' }),
+          submitted_at: z.string().meta({ example: '2026-01-31 12:00:00 UTC' }),
+          revision: z
+            .string()
+            .meta({ description: 'changes with every change of the edit; approve names the one reviewed' }),
+        }),
+      )
+      .meta({
+        description:
+          "changes of an approved place waiting for staff: the caller's own, every one for staff, none for others",
+      }),
   }),
 });
 

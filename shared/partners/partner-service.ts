@@ -4,6 +4,7 @@ import slugify from 'slugify';
 import type { Db } from '../db/database.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../errors.ts';
 import { isUuid } from '../places/activities.ts';
+import { linkProblem } from '../places/links.ts';
 import { isCountryCode } from '../places/places.ts';
 import { assertMayModifyPartners, type PartnerCaller } from './permissions.ts';
 import { parsePartnerSearch } from './search-query.ts';
@@ -137,14 +138,11 @@ async function checkInput(db: Db, input: PartnerInput, creating: boolean): Promi
     else columns[field] = t ?? null;
   }
   if (input.link !== undefined && text(input.link)) {
+    // The same rule as the places' links: clients show it as an href (shared/places/links.ts).
     const link = (input.link as string).trim();
-    let ok = false;
-    try {
-      const url = new URL(link);
-      ok = (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '' && link.length <= 2000;
-    } catch {}
-    if (ok) columns.link = link;
-    else err('link', 'link must be an http or https URL (at most 2000 characters)');
+    const problem = linkProblem(link);
+    if (problem) err('link', `link ${problem}`);
+    else columns.link = link;
   }
   if (input.country !== undefined) {
     const c = text(input.country);

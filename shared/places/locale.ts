@@ -21,6 +21,8 @@ export const DEFAULT_LOCALE: Locale = 'en';
 
 const byLower = new Map(LOCALES.map((l) => [l.toLowerCase(), l]));
 
+export const isLocale = (value: string): value is Locale => (LOCALES as readonly string[]).includes(value);
+
 /** Accept-Language entries by preference (q-values, then order); `*` and q=0 dropped. */
 function ranges(header: string): string[] {
   return header

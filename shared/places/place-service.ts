@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
-import type { PlaceStatus } from '../db/schema/places.ts';
-import { conflictError, type FieldError, invalid, notFoundError } from '../errors.ts';
+import { type FieldError, invalid, notFoundError } from '../errors.ts';
 import { partnerSlugExists } from '../partners/partner-service.ts';
-import { type Viewer, visibleTo } from './activities.ts';
+import type { Viewer } from './activities.ts';
 import { nearestCity } from './cities.ts';
+import { approvedHolder, externalIdHolder, externalIdTaken, isExternalIdViolation } from './external-ids.ts';
 import { parseGeometry } from './geojson.ts';
 import { type Locale, notesLocale } from './locale.ts';
+import { changeWaitsForStaff, type Decision, moderationOutcome, reviewProblem, splitChanges } from './moderation.ts';
 import { assertMayDeletePlace, assertMayUpdatePlace, assertStaff, type Caller } from './permissions.ts';
 import {
   findPlace,
   isCountryCode,
   type PlaceJson,
   type PlaceRow,
+  pendingEdits,
   pendingPlaces,
   placeJson,
   placesJson,
@@ -24,9 +26,9 @@ import {
   addActivities,
   createPlace,
   deletePlace,
+  moderate,
   type NotesInput,
   type PlaceFields,
-  setPlaceStatus,
   updatePlace,
 } from './writes.ts';
 
@@ -67,10 +69,13 @@ export async function placeFeature(
   locale: Locale,
   options: { userAsList?: boolean } = {},
 ): Promise<PlaceJson> {
-  return placeJson(db, await visiblePlace(db, idOrSlug, viewer), config, locale, options);
+  return placeJson(db, await visiblePlace(db, idOrSlug, viewer), config, locale, { ...options, viewer });
 }
 
-/** Pending places: the caller's own, or every one for staff asking for the moderation queue. */
+/**
+ * What waits for moderation: the caller's pending places and their pending edits of approved
+ * places, or (staff asking for the queue) everyone's.
+ */
 export async function pendingFeatures(
   db: Db,
   config: PlacesConfig,
@@ -79,7 +84,7 @@ export async function pendingFeatures(
   locale: Locale,
 ): Promise<PlaceJson[]> {
   const rows = await pendingPlaces(db, all && caller.staff ? undefined : caller.accountId);
-  return placesJson(db, rows, config, locale);
+  return placesJson(db, rows, config, locale, { viewer: caller });
 }
 
 /** Notes to write when the body has some, in the locale Accept-Language names. */
@@ -113,17 +118,13 @@ export async function createPlaceAs(
     });
   if (errors.length || !geo.geometry || input.name === undefined || input.country === undefined) throw invalid(errors);
   const activities = await checkActivityList(db, input.activities, 'body.activities');
-  if (input.external_place_id) {
-    const taken = await db
-      .selectFrom('places')
-      .select('uuid')
-      .where('external_place_id', '=', input.external_place_id)
-      .executeTakeFirst();
-    if (taken)
-      throw conflictError('external_place_id is already used', [
-        { path: 'body.external_place_id', message: `already used by place ${taken.uuid}` },
-      ]);
-  }
+  // Staff's place is approved at once: only an approved one conflicts with it. A user's pending
+  // place conflicts with the approved one or their own pending one, never with one they cannot see.
+  const externalId = input.external_place_id;
+  const holder = (approvedOnly: boolean) =>
+    externalId ? externalIdHolder(db, externalId, caller, { approvedOnly }) : Promise.resolve(undefined);
+  const taken = await holder(caller.staff);
+  if (taken) throw externalIdTaken(taken.uuid);
   let city = input.city ?? null;
   let province = input.province ?? null;
   if (!city || !province) {
@@ -134,27 +135,37 @@ export async function createPlaceAs(
     }
   }
   const uuid = randomUUID();
-  await createPlace(
-    db,
-    {
-      ...input,
-      uuid,
-      slug: await uniqueSlug(db, input.name, uuid),
-      name: input.name,
-      geometry: geo.geometry,
-      country: input.country,
-      city,
-      province,
-      created_by: caller.accountId,
-      approved: caller.staff,
-    },
-    activities,
-    notes,
-  );
+  try {
+    await createPlace(
+      db,
+      {
+        ...input,
+        uuid,
+        slug: await uniqueSlug(db, input.name, uuid),
+        name: input.name,
+        geometry: geo.geometry,
+        country: input.country,
+        city,
+        province,
+        created_by: caller.accountId,
+        approved: caller.staff,
+      },
+      activities,
+      notes,
+    );
+  } catch (error) {
+    // The same id posted twice at once: the index kept one; answer as if the check had seen it.
+    if (isExternalIdViolation(error)) throw externalIdTaken((await holder(caller.staff))?.uuid);
+    throw error;
+  }
   return { uuid, created: true };
 }
 
-/** Variant A: the activities go to the visible place already known by this external id. */
+/**
+ * Variant A: the activities go to the place known by this external id (the approved one, else the
+ * caller's own pending one). Activities are crowdsourced and land at once; notes on an approved
+ * place are a change of its text like any other and wait for staff (see updatePlaceAs).
+ */
 async function addToExternalPlace(
   db: Db,
   caller: Caller,
@@ -168,12 +179,7 @@ async function addToExternalPlace(
         message: 'send geometry, name and country (variant B), or external_place_id (variant A)',
       },
     ]);
-  const row = await db
-    .selectFrom('places as p')
-    .select(['p.id', 'p.uuid'])
-    .where('p.external_place_id', '=', input.external_place_id)
-    .where(visibleTo(caller))
-    .executeTakeFirst();
+  const row = await externalIdHolder(db, input.external_place_id, caller);
   if (!row)
     throw invalid([
       {
@@ -183,11 +189,15 @@ async function addToExternalPlace(
       },
     ]);
   const activities = await checkActivityList(db, input.activities, 'body.activities');
-  await addActivities(db, row.id, activities, caller.accountId, notes);
+  await addActivities(db, row.id, activities, caller.accountId, notes, changeWaitsForStaff(caller, row.status));
   return row.uuid;
 }
 
-/** PUT /places/{id}: the fields the caller may change (see permissions.ts), notes in the request's locale. */
+/**
+ * PUT /places/{id}: the fields the caller may change (see permissions.ts), notes in the request's
+ * locale. A user's change of an approved place's text waits for staff as a pending edit, the
+ * approved version staying public (moderation.ts); partner fields and staff changes apply at once.
+ */
 export async function updatePlaceAs(
   db: Db,
   caller: Caller,
@@ -206,8 +216,13 @@ export async function updatePlaceAs(
   // The slug names a partner of the partners service (docs/partners.md, "Places and partners").
   if (typeof changes.partner === 'string' && !(await partnerSlugExists(db, changes.partner)))
     throw invalid([{ path: 'body.partner', message: `no partner has the slug "${changes.partner}"` }]);
-  const { notes, ...fields } = changes;
-  await updatePlace(db, row.id, fields, notesOf(notes, acceptLanguage));
+  const { notes: text, ...fields } = changes;
+  const notes = notesOf(text, acceptLanguage);
+  if (!changeWaitsForStaff(caller, row.status)) await updatePlace(db, row.id, { fields, notes });
+  else {
+    const { content, partner } = splitChanges(fields);
+    await updatePlace(db, row.id, { fields: partner }, { by: caller.accountId, fields: content, notes });
+  }
   return row.uuid;
 }
 
@@ -217,10 +232,45 @@ export async function deletePlaceAs(db: Db, caller: Caller, idOrSlug: string): P
   await deletePlace(db, row.id);
 }
 
-/** Staff approve or reject a place (any status may be changed again). */
-export async function moderatePlace(db: Db, caller: Caller, idOrSlug: string, status: PlaceStatus): Promise<string> {
+/**
+ * Staff approve or reject what waits on a place (moderation.ts, `moderationOutcome`): its pending
+ * edits when it is approved and has some, else the place (any status may be changed again).
+ * Approving edits needs the revision staff reviewed (`reviewProblem`). Approving a place whose
+ * external id an approved place already holds is a 409 naming it.
+ */
+export async function moderatePlace(
+  db: Db,
+  caller: Caller,
+  idOrSlug: string,
+  decision: Decision,
+  reviewed?: string,
+): Promise<string> {
   assertStaff(caller);
   const row = await visiblePlace(db, idOrSlug, caller);
-  await setPlaceStatus(db, row.id, status);
+  const edits = await pendingEdits(db, [row.id]);
+  const outcome = moderationOutcome(decision, row.status, edits.length > 0);
+  if (
+    outcome.edits === 'apply' &&
+    reviewProblem(
+      edits.map((e) => e.revision),
+      reviewed,
+    ) === 'missing'
+  )
+    throw invalid([
+      {
+        path: 'query.revision',
+        message: 'the place has pending edits: send the newest pending_edits[].revision you reviewed',
+      },
+    ]);
+  const externalId = outcome.status === 'approved' && row.status !== 'approved' ? row.external_place_id : null;
+  const conflict = () => (externalId ? approvedHolder(db, externalId, row.id) : Promise.resolve(undefined));
+  const taken = await conflict();
+  if (taken) throw externalIdTaken(taken.uuid, 'properties.external_place_id');
+  try {
+    await moderate(db, row.id, outcome, reviewed);
+  } catch (error) {
+    if (isExternalIdViolation(error)) throw externalIdTaken((await conflict())?.uuid, 'properties.external_place_id');
+    throw error;
+  }
   return row.uuid;
 }

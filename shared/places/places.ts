@@ -81,23 +81,55 @@ export async function placeJson(
   row: PlaceRow,
   config: Pick<Config, 'PUBLIC_URL'>,
   locale: Locale,
-  options: { userAsList?: boolean } = {},
+  options: { userAsList?: boolean; viewer?: Viewer | undefined } = {},
 ): Promise<PlaceJson> {
   const [json] = await placesJson(db, [row], config, locale, options);
   return json as PlaceJson;
 }
 
-/** Several places as Features: their activities and notes in one query each (no N+1). */
+/** Pending edits of these places, oldest first; `author`: only theirs. */
+export async function pendingEdits(db: Db, placeIds: number[], author?: string) {
+  if (!placeIds.length) return [];
+  let q = db
+    .selectFrom('place_edits as e')
+    .leftJoin('accounts as u', 'u.id', 'e.created_by')
+    .select([
+      'e.place_id',
+      'e.created_by',
+      'e.fields',
+      'e.notes',
+      'e.updated_at',
+      // Microseconds: an edit changed within the same millisecond still gets a new revision.
+      sql<string>`(extract(epoch from e.updated_at) * 1000000)::bigint::text`.as('revision'),
+      'u.first_name as user_first_name',
+      'u.last_name as user_last_name',
+      'u.roles as user_roles',
+    ])
+    .where('e.place_id', 'in', placeIds);
+  if (author !== undefined) q = q.where('e.created_by', '=', author);
+  return q.orderBy('e.updated_at').execute();
+}
+
+/** What the viewer may see of the edits waiting on these places: staff all, an author theirs, others none. */
+function visibleEdits(db: Db, placeIds: number[], viewer: Viewer | undefined) {
+  if (!viewer) return Promise.resolve([]);
+  return pendingEdits(db, placeIds, viewer.staff ? undefined : viewer.accountId);
+}
+
+/**
+ * Several places as Features: their activities, notes and pending edits in one query each (no
+ * N+1). `viewer` decides which pending edits are shown (none without one).
+ */
 export async function placesJson(
   db: Db,
   rows: PlaceRow[],
   config: Pick<Config, 'PUBLIC_URL'>,
   locale: Locale,
-  options: { userAsList?: boolean } = {},
+  options: { userAsList?: boolean; viewer?: Viewer | undefined } = {},
 ): Promise<PlaceJson[]> {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
-  const [activities, notes] = await Promise.all([
+  const [activities, notes, edits] = await Promise.all([
     placeActivities(db, ids),
     db
       .selectFrom('place_notes')
@@ -105,6 +137,7 @@ export async function placesJson(
       .where('place_id', 'in', ids)
       .where('locale', 'in', [locale, DEFAULT_LOCALE])
       .execute(),
+    visibleEdits(db, ids, options.viewer),
   ]);
   return rows.map((row) => {
     const user = userJson(row.created_by, row.user_first_name, row.user_last_name, row.user_roles);
@@ -134,16 +167,40 @@ export async function placesJson(
         address_components: { address: row.address, city: row.city, province: row.province, country: row.country },
         activities: activities.filter((a) => a.place_id === row.id).map((a) => activityJson(a, config)),
         notes: note?.text ?? null,
+        pending_edits: edits
+          .filter((e) => e.place_id === row.id)
+          .map((e) => ({
+            user: userJson(e.created_by, e.user_first_name, e.user_last_name, e.user_roles),
+            fields: e.fields,
+            notes: e.notes,
+            submitted_at: formatCreatedAt(e.updated_at),
+            revision: e.revision,
+          })),
       },
     };
   });
 }
 
-/** Pending places: the caller's own, or (staff queue) everyone's; newest first, at most 500. */
-export async function pendingPlaces(db: Db, accountId: string | undefined): Promise<PlaceRow[]> {
-  let q = placeQuery(db).where('p.status', '=', 'pending');
-  if (accountId) q = q.where('p.created_by', '=', accountId);
-  return q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(500).execute();
+/**
+ * What waits for staff: pending places and places with pending edits, the author's own (or
+ * everyone's: the staff queue); most recently submitted first, at most 500. The two id sets come
+ * from their own indexes (places_pending_idx or places_created_by_idx, place_edits'), not from a
+ * test of every place.
+ */
+export async function pendingPlaces(db: Db, author: string | undefined): Promise<PlaceRow[]> {
+  const own = (column: string) => (author === undefined ? sql`` : sql`and ${sql.ref(column)} = ${author}`);
+  const edited = sql`select e.place_id from place_edits e where true ${own('e.created_by')}`;
+  return placeQuery(db)
+    .where(
+      sql<boolean>`p.id in (select q.id from places q where q.status = 'pending' ${own('q.created_by')} union all ${edited})`,
+    )
+    .orderBy(
+      sql`coalesce((select max(e.updated_at) from place_edits e where e.place_id = p.id ${own('e.created_by')}), p.created_at)`,
+      'desc',
+    )
+    .orderBy('p.id', 'desc')
+    .limit(500)
+    .execute();
 }
 
 /** After an update the spec shows `user` as an array of objects with `user_id`. */

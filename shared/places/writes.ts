@@ -1,8 +1,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { ActivityAttributes, PlaceStatus } from '../db/schema/places.ts';
+import type { ActivityAttributes, PlaceEditFields, PlaceStatus } from '../db/schema/places.ts';
+import { conflictError } from '../errors.ts';
 import type { Geometry } from './geojson.ts';
-import type { Locale } from './locale.ts';
+import { isLocale, type Locale } from './locale.ts';
+import { editFields, reviewProblem } from './moderation.ts';
 import type { ActivityInput } from './rules.ts';
 import { mergeAttributes } from './rules.ts';
 
@@ -128,15 +130,22 @@ export async function createPlace(
   });
 }
 
-/** Adds activities (a sport the place already has is left as it is) and notes. */
+/**
+ * Adds activities (a sport the place already has is left as it is) and notes; `notesWait`: the
+ * notes are the author's pending edit instead (see moderation.ts).
+ */
 export async function addActivities(
   db: Db,
   placeId: number,
   activities: ActivityInput[],
   createdBy: string,
   notes?: NotesInput,
+  notesWait = false,
 ): Promise<void> {
-  await db.transaction().execute((trx) => writeActivitiesAndNotes(trx, placeId, activities, createdBy, notes));
+  await db.transaction().execute(async (trx) => {
+    await writeActivitiesAndNotes(trx, placeId, activities, createdBy, notesWait ? undefined : notes);
+    if (notesWait && notes) await proposeEdit(trx, placeId, createdBy, {}, notes);
+  });
 }
 
 async function writeActivitiesAndNotes(
@@ -150,38 +159,114 @@ async function writeActivitiesAndNotes(
   if (notes) await setNotes(trx, placeId, notes.locale, notes.text);
 }
 
-/** The updatable columns of a place (PUT /places/{id}). */
-export type PlaceFields = Partial<
-  Pick<
-    NewPlace,
-    | 'name'
-    | 'email'
-    | 'phone'
-    | 'website'
-    | 'booking_url'
-    | 'social_username'
-    | 'address'
-    | 'city'
-    | 'province'
-    | 'country'
-  > & { featured: boolean; partner: string | null }
->;
+/** Stores a pending edit, merged into the author's one on this place if any: later values win. */
+async function proposeEdit(
+  trx: Tx,
+  placeId: number,
+  by: string,
+  fields: PlaceEditFields,
+  notes: NotesInput | undefined,
+): Promise<void> {
+  if (!Object.keys(fields).length && !notes) return;
+  await trx
+    .insertInto('place_edits')
+    .values({
+      place_id: placeId,
+      created_by: by,
+      fields: JSON.stringify(fields),
+      notes: JSON.stringify(notes ? { [notes.locale]: notes.text } : {}),
+    })
+    .onConflict((oc) =>
+      oc.columns(['place_id', 'created_by']).doUpdateSet({
+        fields: sql`place_edits.fields || excluded.fields`,
+        notes: sql`place_edits.notes || excluded.notes`,
+        updated_at: sql<Date>`now()`,
+      }),
+    )
+    .execute();
+}
 
-export async function updatePlace(db: Db, placeId: number, fields: PlaceFields, notes?: NotesInput): Promise<void> {
+/** The updatable columns of a place (PUT /places/{id}). */
+export type PlaceFields = PlaceEditFields & Partial<{ featured: boolean; partner: string | null }>;
+
+/** Changes of a place: columns and notes in one locale. */
+export interface PlaceChanges {
+  fields: PlaceFields;
+  notes?: NotesInput | undefined;
+}
+
+/** Applies `now`, and stores `proposed` (a user's change of an approved place, see moderation.ts) as their pending edit. */
+export async function updatePlace(
+  db: Db,
+  placeId: number,
+  now: PlaceChanges,
+  proposed?: { by: string; fields: PlaceEditFields; notes?: NotesInput | undefined },
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    if (Object.keys(fields).length)
+    if (Object.keys(now.fields).length)
       await trx
         .updateTable('places')
-        .set({ ...fields, updated_at: sql<Date>`now()` })
+        .set({ ...now.fields, updated_at: sql<Date>`now()` })
         .where('id', '=', placeId)
         .execute();
-    if (notes) await setNotes(trx, placeId, notes.locale, notes.text);
+    if (now.notes) await setNotes(trx, placeId, now.notes.locale, now.notes.text);
+    if (proposed) await proposeEdit(trx, placeId, proposed.by, proposed.fields, proposed.notes);
   });
 }
 
-/** Moderation: approves or rejects (triggers keep the activities' search copies in step). */
-export async function setPlaceStatus(db: Db, placeId: number, status: PlaceStatus): Promise<void> {
-  await db.updateTable('places').set({ status, updated_at: sql<Date>`now()` }).where('id', '=', placeId).execute();
+/**
+ * Moderation: sets the status and applies or drops the place's pending edits, in one transaction
+ * (triggers keep the activities' search copies in step). The edits are taken with a delete, so
+ * an edit arriving meanwhile is either applied here or kept for the next decision, never lost.
+ * Edits newer than the `reviewed` revision, or a unique violation (external id approved twice),
+ * roll it all back.
+ */
+export async function moderate(
+  db: Db,
+  placeId: number,
+  outcome: { status: PlaceStatus; edits: 'apply' | 'drop' },
+  reviewed?: string,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('places')
+      .set({ status: outcome.status, updated_at: sql<Date>`now()` })
+      .where('id', '=', placeId)
+      .where('status', '<>', outcome.status)
+      .execute();
+    const edits = await trx
+      .deleteFrom('place_edits')
+      .where('place_id', '=', placeId)
+      .returning([
+        'fields',
+        'notes',
+        'updated_at',
+        sql<string>`(extract(epoch from updated_at) * 1000000)::bigint::text`.as('revision'),
+      ])
+      .execute();
+    if (outcome.edits === 'drop') return;
+    if (
+      reviewProblem(
+        edits.map((e) => e.revision),
+        reviewed,
+      )
+    )
+      throw conflictError('The pending edits changed since they were read: read the place again and review them', [
+        { path: 'query.revision', message: 'an edit is newer than this revision' },
+      ]);
+    // Oldest first: when two authors changed the same field, the later edit wins.
+    for (const edit of edits.sort((a, b) => a.updated_at.getTime() - b.updated_at.getTime())) {
+      const fields = editFields(edit.fields);
+      if (Object.keys(fields).length)
+        await trx
+          .updateTable('places')
+          .set({ ...fields, updated_at: sql<Date>`now()` })
+          .where('id', '=', placeId)
+          .execute();
+      for (const [locale, text] of Object.entries(edit.notes))
+        if (isLocale(locale)) await setNotes(trx, placeId, locale, text);
+    }
+  });
 }
 
 /** Deletes a place; its activities and notes go with it (foreign keys cascade). */

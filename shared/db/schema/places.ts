@@ -56,6 +56,31 @@ export interface PlaceActivitiesTable {
   place_approved: Generated<boolean>;
 }
 
+/** Place fields a user's edit of an approved place changes (PUT /places/{id}; partner fields are not moderated). */
+export interface PlaceEditFields {
+  name?: string;
+  email?: string | null;
+  phone?: string | null;
+  website?: string | null;
+  booking_url?: string | null;
+  social_username?: string | null;
+  address?: string | null;
+  city?: string | null;
+  province?: string | null;
+  country?: string;
+}
+
+/** A user's edit of an approved place, waiting for staff (migration 0051): one per place and author. */
+export interface PlaceEditsTable {
+  place_id: number;
+  created_by: string;
+  fields: ColumnType<PlaceEditFields, string | undefined, string>;
+  /** Locale to notes text. */
+  notes: ColumnType<Record<string, string>, string | undefined, string>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface GeoCitiesTable {
   id: number;
   name: string;
@@ -69,5 +94,6 @@ export interface PlaceTables {
   places: PlacesTable;
   place_notes: PlaceNotesTable;
   place_activities: PlaceActivitiesTable;
+  place_edits: PlaceEditsTable;
   geo_cities: GeoCitiesTable;
 }
