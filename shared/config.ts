@@ -31,6 +31,26 @@ function listOf<T extends string>(allowed: readonly T[]) {
   });
 }
 
+/** Most proxy hops TRUST_PROXY accepts (a higher count is a typo, not a deployment). */
+export const MAX_TRUSTED_PROXY_HOPS = 10;
+
+/**
+ * TRUST_PROXY: `false` (0), `true` (exactly one proxy hop) or the number of reverse proxies in
+ * front of the API that append to X-Forwarded-For. The client address is then the one the
+ * outermost trusted proxy saw: the Nth entry from the right, never a value the client wrote.
+ */
+const proxyHops = z.string().transform((value, ctx): number => {
+  const v = value.trim().toLowerCase();
+  if (v === 'true' || v === 'yes') return 1;
+  if (v === 'false' || v === 'no') return 0;
+  if (/^\d{1,3}$/.test(v) && Number(v) <= MAX_TRUSTED_PROXY_HOPS) return Number(v);
+  ctx.addIssue({
+    code: 'custom',
+    message: `"${value}" is not false, true (one proxy) or a number of trusted proxy hops from 0 to ${MAX_TRUSTED_PROXY_HOPS}`,
+  });
+  return z.NEVER;
+});
+
 const byteSize = z.string().regex(/^\d+(b|kb|mb)?$/i, 'a size such as 512kb or 1mb');
 
 /**
@@ -41,7 +61,8 @@ export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  TRUST_PROXY: bool.default(false),
+  /** Trusted reverse-proxy hops (see proxyHops); the config exposes it as trustProxyHops. */
+  TRUST_PROXY: proxyHops.default(0),
   PUBLIC_URL: z.url().default('http://localhost:3000'),
   DATABASE_URL: z.url().default('postgres://root@127.0.0.1:5432/sports'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
@@ -103,7 +124,11 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
-export interface Config extends Env {
+export interface Config extends Omit<Env, 'TRUST_PROXY'> {
+  /** Whether any reverse proxy is trusted (X-Forwarded-* read at all): trustProxyHops > 0. */
+  TRUST_PROXY: boolean;
+  /** Reverse proxies trusted to append to X-Forwarded-For (Koa's maxIpsCount); 0: none. */
+  trustProxyHops: number;
   /** Issuer of our own tokens: AUTH_ISSUER or PUBLIC_URL. */
   issuer: string;
   bodyLimitBytes: number;
@@ -139,6 +164,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     .filter(Boolean);
   return {
     ...e,
+    TRUST_PROXY: e.TRUST_PROXY > 0,
+    trustProxyHops: e.TRUST_PROXY,
     PUBLIC_URL: e.PUBLIC_URL.replace(/\/$/, ''),
     issuer: (e.AUTH_ISSUER ?? e.PUBLIC_URL).replace(/\/$/, ''),
     bodyLimitBytes: bytes(e.BODY_LIMIT),

@@ -23,6 +23,30 @@ test('lists accept a subset, and "all"', (t) => {
   ]);
 });
 
+test('TRUST_PROXY: false, true (one proxy hop) or a number of trusted hops', (t) => {
+  for (const [value, hops] of [
+    [undefined, 0],
+    ['false', 0],
+    ['no', 0],
+    ['0', 0],
+    ['true', 1],
+    ['yes', 1],
+    ['1', 1],
+    ['2', 2],
+    [' 3 ', 3],
+    ['10', 10],
+  ] as const) {
+    const config = loadConfig(value === undefined ? {} : { TRUST_PROXY: value });
+    t.is(config.trustProxyHops, hops, String(value));
+    t.is(config.TRUST_PROXY, hops > 0, String(value));
+  }
+  const error = t.throws(() => loadConfig({ TRUST_PROXY: 'all' }), { instanceOf: ConfigError });
+  t.regex(
+    error?.message ?? '',
+    /TRUST_PROXY: "all" is not false, true \(one proxy\) or a number of trusted proxy hops/,
+  );
+});
+
 test('a bad value stops the start with a message naming the variable', (t) => {
   for (const [name, value] of [
     ['PORT', 'eighty'],
@@ -32,6 +56,10 @@ test('a bad value stops the start with a message naming the variable', (t) => {
     ['RATE_LIMIT_ENABLED', 'maybe'],
     ['BODY_LIMIT', 'lots'],
     ['LOG_LEVEL', 'loud'],
+    ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '-1'],
+    ['TRUST_PROXY', '1.5'],
+    ['TRUST_PROXY', '11'],
   ] as const) {
     const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });
     t.regex(error?.message ?? '', new RegExp(`${name}:`), name);

@@ -14,6 +14,9 @@ export interface RateLimitOptions {
 /**
  * Fixed-window limits in Redis, shared by every API process: one budget per client IP and one
  * per client credential (API key or bearer token, hashed). Both must have points left.
+ * The client IP is ctx.ip, which believes only the TRUST_PROXY hops (api/app.ts sets Koa's
+ * maxIpsCount): behind N proxies it is the N-th X-Forwarded-For entry from the right, so a client
+ * cannot pick its own budget by writing the header.
  * If Redis is unreachable the request goes through: losing rate limits beats losing the API.
  */
 export function rateLimit(redis: Redis, options: RateLimitOptions): Middleware {
