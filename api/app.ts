@@ -1,4 +1,5 @@
 import cors from '@koa/cors';
+import type Router from '@koa/router';
 import Koa from 'koa';
 import type { Config } from '../shared/config.ts';
 import { pendingOutboxCount } from '../shared/queue/outbox.ts';
@@ -30,7 +31,9 @@ export interface AppOptions {
 /** Builds the Koa app: operator endpoints, cross-cutting middleware, then each enabled service. */
 export async function createApp(ctx: AppContext, options: AppOptions = {}): Promise<Koa> {
   const { config } = ctx;
-  const app = new Koa({ proxy: config.TRUST_PROXY });
+  // Only the TRUST_PROXY hops are believed: ctx.ip is the address the outermost trusted proxy saw
+  // (the Nth X-Forwarded-For entry from the right), never the left-most one a client can write.
+  const app = new Koa({ proxy: config.trustProxyHops > 0, maxIpsCount: config.trustProxyHops });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
   const metrics = createMetrics({
@@ -89,9 +92,24 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
 
   for (const service of services) {
     for (const router of await service.routers(ctx)) {
-      app.use(router.routes());
+      app.use(servedBy(service.name, router.routes()));
       app.use(router.allowedMethods());
     }
   }
   return app;
+}
+
+/**
+ * Names the service whose router serves the request (ctx.state.service), so the bearer check
+ * knows the scope it needs; a request that no route of this router matches goes on unnamed.
+ */
+function servedBy(name: string, routes: ReturnType<Router['routes']>): Koa.Middleware {
+  return (ctx, next) => {
+    const outer = ctx.state.service;
+    ctx.state.service = name;
+    return routes(ctx as Parameters<typeof routes>[0], () => {
+      ctx.state.service = outer;
+      return next();
+    });
+  };
 }

@@ -4,8 +4,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { registerClient } from '../shared/accounts/clients.ts';
-import { signAccessToken } from '../shared/auth/access-token.ts';
-import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
+import { issueOperatorToken } from '../shared/accounts/operator-tokens.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
@@ -217,12 +216,14 @@ export async function run(): Promise<{ failed: boolean }> {
     process.env.QUEUE_PREFIX = QUEUE_PREFIX;
     api = await startApiProcess(url, 'tracking', SETTINGS.connections + 2);
     const apiUrl = api.url;
-    const [key] = await ensureSigningKeys(db);
-    if (!key) throw new Error('no signing key');
-    const token = await signAccessToken(
-      key,
-      { sub: account.id, roles: account.roles, ldid: account.ldid },
-      { issuer: api.url, audience: 'sports-api', ttlSeconds: 3600 },
+    const token = await issueOperatorToken(
+      db,
+      { issuer: api.url, AUTH_AUDIENCE: 'sports-api' },
+      {
+        accountId: account.id,
+        clientId: client.client_id,
+        ttlSeconds: 3600,
+      },
     );
     const headers = {
       authorization: `Bearer ${token}`,

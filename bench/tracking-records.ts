@@ -3,8 +3,7 @@ import { cpus, loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { registerClient } from '../shared/accounts/clients.ts';
-import { signAccessToken } from '../shared/auth/access-token.ts';
-import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
+import { issueOperatorToken } from '../shared/accounts/operator-tokens.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb, type Db } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
@@ -295,15 +294,17 @@ async function latencyBench(db: Db, url: string, log: (s: string) => void): Prom
   try {
     const client = await registerClient(db, { client_name: 'records bench', redirect_uris: ['https://bench.test/cb'] });
     const { api_key: apiKey } = await issueApiKey(db, client.client_id, 'bench');
-    const [key] = await ensureSigningKeys(db);
-    if (!key) throw new Error('no signing key');
     const users = await Promise.all(Array.from({ length: 20 }, (_, i) => benchUser(db, `post${i}`)));
     const tokens = await Promise.all(
       users.map((u) =>
-        signAccessToken(
-          key,
-          { sub: u.accountId, roles: ['user'], ldid: u.ldid },
-          { issuer: api.url, audience: 'sports-api', ttlSeconds: 3600 },
+        issueOperatorToken(
+          db,
+          { issuer: api.url, AUTH_AUDIENCE: 'sports-api' },
+          {
+            accountId: u.accountId,
+            clientId: client.client_id,
+            ttlSeconds: 3600,
+          },
         ),
       ),
     );

@@ -1,10 +1,15 @@
 import { parseArgs } from 'node:util';
-import { ensureAccountWithRoles } from '../shared/accounts/accounts.ts';
+import {
+  type AccountChanges,
+  ensureAccountWithRoles,
+  ForeignAccountError,
+  findAccountByEmail,
+} from '../shared/accounts/accounts.ts';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
-import { registerClient } from '../shared/accounts/clients.ts';
+import { findClient, registerClient } from '../shared/accounts/clients.ts';
+import { issueOperatorToken } from '../shared/accounts/operator-tokens.ts';
 import { MIN_PASSWORD_LENGTH } from '../shared/accounts/passwords.ts';
-import { signAccessToken } from '../shared/auth/access-token.ts';
-import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
+import { endAccountSessions, setAccountDisabled } from '../shared/accounts/revocation.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { ROLES, type Role } from '../shared/db/schema/accounts.ts';
@@ -13,7 +18,8 @@ import { runCli } from '../shared/runtime/cli.ts';
 const USAGE = `Usage: npm run account -- --email <email> [--role user|staff|partner]... [options]
 
 Creates the account (or finds it by email), adds the roles, and prints as JSON a valid access
-token (a bearer JWT for every service) and a new API key (x-api-key, tracking).
+token (a bearer JWT for every service, with every scope) and a new API key (x-api-key, tracking)
+of a first-party client. What the command changed is listed under "done".
 
 Options:
   --email <email>         account email (required)
@@ -21,9 +27,18 @@ Options:
   --password <password>   set the password (to sign in on the login page), at least ${MIN_PASSWORD_LENGTH} characters
   --first-name <name>     first name of a new account
   --last-name <name>      last name of a new account
-  --client-id <id>        issue the API key for this existing client (default: a new client "cli:<email>")
+  --client-id <id>        issue the token and API key for this existing client (default: a new
+                          first-party client "cli:<email>")
   --ttl <seconds>         access token lifetime (default 900, at most 86400)
-  --help                  this text`;
+  --change-existing       allow adding roles to (or setting the password of) an account that was
+                          not created by an operator (someone registered it: they may not be who
+                          you think); its sessions, grants and tokens are ended
+  --end-sessions          end every session, grant and token of the account (no new token)
+  --disable               disable the account: no sign-in, every token refused (no new token)
+  --enable                enable a disabled account again
+  --help                  this text
+
+Any change of roles or password ends the account's sessions, grants and tokens issued before.`;
 
 const usageError = (message: string): never => {
   console.error(`${message}\n\n${USAGE}`);
@@ -40,6 +55,10 @@ function parse() {
       'last-name': { type: 'string' },
       'client-id': { type: 'string' },
       ttl: { type: 'string' },
+      'change-existing': { type: 'boolean' },
+      'end-sessions': { type: 'boolean' },
+      disable: { type: 'boolean' },
+      enable: { type: 'boolean' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -69,45 +88,83 @@ if (args.password !== undefined && args.password.length < MIN_PASSWORD_LENGTH)
   usageError(`--password must have at least ${MIN_PASSWORD_LENGTH} characters`);
 const ttl = Number(args.ttl ?? 900);
 if (!Number.isInteger(ttl) || ttl < 60 || ttl > 86_400) usageError('--ttl must be an integer between 60 and 86400');
+const accountActions = [args.disable, args.enable, args['end-sessions']].filter(Boolean).length;
+if (accountActions > 1) usageError('give at most one of --disable, --enable and --end-sessions');
+
+/** What the command did, in words (printed under "done" and on stderr). */
+function changesDone(c: AccountChanges): string[] {
+  const done: string[] = [];
+  if (c.created) done.push(`created the account with roles ${c.account.roles.join(', ')}`);
+  else if (c.rolesAdded.length) done.push(`added roles ${c.rolesAdded.join(', ')}`);
+  if (c.passwordChanged) done.push(c.created ? 'set the password' : 'changed the password');
+  if (c.ended)
+    done.push(`ended ${c.ended.sessions} session(s) and ${c.ended.grants} grant(s); earlier tokens are refused`);
+  return done;
+}
 
 await runCli(async (config) => {
   const { db } = createDb(config.DATABASE_URL, 2);
   try {
     await migrateToLatest(db);
-    const { account, created } = await ensureAccountWithRoles(db, {
-      email,
-      roles: roles as Role[],
-      ...(args.password ? { password: args.password } : {}),
-      ...(args['first-name'] ? { first_name: args['first-name'] } : {}),
-      ...(args['last-name'] ? { last_name: args['last-name'] } : {}),
-    });
-    const [key] = await ensureSigningKeys(db);
-    if (!key) throw new Error('no signing key');
-    const accessToken = await signAccessToken(
-      key,
-      { sub: account.id, roles: account.roles, ldid: account.ldid, email: account.email, user_id: account.number },
-      { issuer: config.issuer, audience: config.AUTH_AUDIENCE, ttlSeconds: ttl },
-    );
+    if (accountActions) {
+      const account = await findAccountByEmail(db, email);
+      if (!account) usageError(`no account has the email ${email}`);
+      const id = (account as NonNullable<typeof account>).id;
+      const done: string[] = [];
+      if (args['end-sessions']) {
+        const ended = await endAccountSessions(db, id);
+        done.push(`ended ${ended.sessions} session(s) and ${ended.grants} grant(s); earlier tokens are refused`);
+      } else {
+        await setAccountDisabled(db, id, Boolean(args.disable));
+        done.push(
+          args.disable ? 'disabled the account; its sessions, grants and tokens are ended' : 'enabled the account',
+        );
+      }
+      for (const line of done) console.error(`account: ${line}`);
+      console.log(JSON.stringify({ account: { id, email, disabled: Boolean(args.disable) }, done }, null, 2));
+      return;
+    }
+    let changes: AccountChanges;
+    try {
+      changes = await ensureAccountWithRoles(db, {
+        email,
+        roles: roles as Role[],
+        changeForeign: Boolean(args['change-existing']),
+        ...(args.password ? { password: args.password } : {}),
+        ...(args['first-name'] ? { first_name: args['first-name'] } : {}),
+        ...(args['last-name'] ? { last_name: args['last-name'] } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof ForeignAccountError)) throw error;
+      console.error(
+        `${error.message}. Nothing was changed. To add roles or set the password anyway, run again with --change-existing: its sessions, grants and tokens will be ended.`,
+      );
+      process.exit(2);
+    }
+    const { account, created } = changes;
     let clientId = args['client-id'];
     let client: { client_id: string; client_secret: string } | undefined;
     if (clientId) {
-      const exists = await db
-        .selectFrom('oauth_clients')
-        .select('id')
-        .where('id', '=', clientId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (!exists) usageError(`no live client "${clientId}"`);
+      if (!(await findClient(db, clientId))) usageError(`no live client "${clientId}"`);
     } else {
       const registered = await registerClient(db, {
         client_name: `cli:${account.email}`,
         redirect_uris: ['http://127.0.0.1/callback'],
         ownerAccountId: account.id,
+        firstParty: true,
       });
       clientId = registered.client_id;
       client = { client_id: registered.client_id, client_secret: registered.client_secret };
     }
+    const accessToken = await issueOperatorToken(db, config, {
+      accountId: account.id,
+      clientId: clientId as string,
+      ttlSeconds: ttl,
+      claims: { email: account.email },
+    });
     const apiKey = await issueApiKey(db, clientId as string, 'npm run account');
+    const done = changesDone(changes);
+    for (const line of done) console.error(`account: ${line}`);
     const out = {
       account: {
         id: account.id,
@@ -117,6 +174,7 @@ await runCli(async (config) => {
         user_id: account.number,
         created,
       },
+      done,
       access_token: accessToken,
       token_type: 'Bearer',
       expires_in: ttl,

@@ -1,4 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import test from 'ava';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { Page } from 'playwright-core';
@@ -8,7 +11,8 @@ import { startTestApi, type TestApi } from './helpers/app.ts';
 import { type CallbackServer, launchBrowser, startCallbackServer, type TestBrowser } from './helpers/browser.ts';
 import { guardedTestService } from './helpers/tokens.ts';
 
-// Both login flows of the specs, end to end in Debian's headless Chromium.
+// Both login flows of the specs, end to end in Debian's headless Chromium, with the consent page
+// a third-party application gets and the account page where a user withdraws it.
 const PASSWORD = 'correct horse battery';
 let api: TestApi;
 let browser: TestBrowser;
@@ -19,7 +23,10 @@ let known: Account;
 
 test.before(async () => {
   [api, browser, callback] = await Promise.all([
-    startTestApi(null, { publicUrl: true, services: [accountsService, guardedTestService()] }),
+    startTestApi(null, {
+      publicUrl: true,
+      services: [accountsService, guardedTestService(), guardedTestService('places', '/test-places')],
+    }),
     launchBrowser(),
     startCallbackServer(),
   ]);
@@ -71,6 +78,23 @@ async function signIn(page: Page, email: string, password: string): Promise<void
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
+/** The consent page names the application and what it asks; `allow` or deny it. */
+async function answerConsent(
+  t: import('ava').ExecutionContext,
+  page: Page,
+  decision: 'Allow' | 'Deny',
+  asks: RegExp[],
+): Promise<void> {
+  await page.waitForURL((u) => u.pathname.startsWith('/interaction/'));
+  t.regex(await page.title(), /Allow Browser test app\?/);
+  const text = await page.locator('main').innerText();
+  t.regex(text, /registered by a third party/);
+  for (const ask of asks) t.regex(text, ask);
+  t.regex(text, new RegExp(`sent back to ${new URL(callback.redirectUri).origin.replaceAll('.', '\\.')}`));
+  await checkAccessible(t, page);
+  await page.getByRole('button', { name: decision }).click();
+}
+
 test.serial('places: implicit id_token login (register on the way), then a write with the JWT', async (t) => {
   const context = await browser.context();
   const page = await context.newPage();
@@ -79,7 +103,7 @@ test.serial('places: implicit id_token login (register on the way), then a write
   await page.goto(
     `${api.url}/authorize?${new URLSearchParams({
       audience: api.config.AUTH_AUDIENCE,
-      scope: 'openid profile email',
+      scope: 'openid profile email places:read places:write',
       response_type: 'id_token',
       client_id: client.client_id,
       redirect_uri: callback.redirectUri,
@@ -107,6 +131,11 @@ test.serial('places: implicit id_token login (register on the way), then a write
   await page.getByLabel('Last name').fill('Places');
   await page.getByLabel('Country').fill('fr');
   await page.getByRole('button', { name: 'Create account' }).click();
+  // Registering never signs in (the answer is the same for a taken email): sign in, then consent.
+  t.regex(await page.getByRole('status').innerText(), /Your account is ready/);
+  await page.getByLabel('Password', { exact: true }).fill('a long enough password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await answerConsent(t, page, 'Allow', [/Add, change and delete places/, /See your email address/]);
   await page.waitForURL((u) => u.href.startsWith(callback.redirectUri));
 
   const fragment = new URLSearchParams(new URL(page.url()).hash.slice(1));
@@ -119,19 +148,26 @@ test.serial('places: implicit id_token login (register on the way), then a write
   t.is(claims.email, email);
   t.is(decodeProtectedHeader(idToken).alg, 'RS256');
 
-  // The places spec then calls POST /api/v1/places with that JWT: writes accept it.
-  const write = await api.fetch('/test/writes', { method: 'POST', headers: { authorization: `Bearer ${idToken}` } });
+  // The places spec then calls POST /api/v1/places with that JWT: places writes accept it, no other service does.
+  const placesWrite = (token: string) =>
+    api.fetch('/test-places/writes', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  const write = await placesWrite(idToken);
   t.is(write.status, 201);
   const who = (await write.json()) as { accountId: string; roles: string[] };
   t.is(who.accountId, String(claims.sub));
   t.deepEqual(who.roles, ['user']);
-  t.is((await api.fetch('/test/writes', { method: 'POST' })).status, 401);
+  t.is((await api.fetch('/test-places/writes', { method: 'POST' })).status, 401);
+  const elsewhere = await api.fetch('/test/writes', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${idToken}` },
+  });
+  t.is(elsewhere.status, 401);
 
-  // Signed in already: `id_token token` returns at once with an API access token as well.
+  // Signed in and allowed already: `id_token token` returns at once with an API access token as well.
   const state2 = randomUUID();
   await page.goto(
     `${api.url}/authorize?${new URLSearchParams({
-      scope: 'openid profile email',
+      scope: 'openid profile email places:read places:write',
       response_type: 'id_token token',
       client_id: client.client_id,
       redirect_uri: callback.redirectUri,
@@ -145,11 +181,15 @@ test.serial('places: implicit id_token login (register on the way), then a write
   const accessToken = second.get('access_token') ?? '';
   t.is(decodeJwt(accessToken).aud, api.config.AUTH_AUDIENCE);
   t.is(decodeProtectedHeader(accessToken).typ, 'at+jwt');
-  const write2 = await api.fetch('/test/writes', {
+  t.is(decodeJwt(accessToken).scope, 'places:read places:write');
+  t.is((await placesWrite(accessToken)).status, 201);
+  // It holds the places scopes only: a tracking write is refused (403 insufficient_scope).
+  const tracking = await api.fetch('/test/writes', {
     method: 'POST',
     headers: { authorization: `Bearer ${accessToken}` },
   });
-  t.is(write2.status, 201);
+  t.is(tracking.status, 403);
+  t.regex(tracking.headers.get('www-authenticate') ?? '', /insufficient_scope/);
   await context.close();
 });
 
@@ -163,6 +203,7 @@ test.serial('tracking: /oauth/authorize code, GET /oauth/accessToken, /api/me an
   await signIn(page, known.email ?? '', 'wrong password!');
   t.is(await page.getByRole('alert').textContent(), 'The email or password is not correct.');
   await signIn(page, known.email ?? '', PASSWORD);
+  await answerConsent(t, page, 'Allow', [/See your activities, GPS tracks/, /Add, change and delete your activities/]);
   await page.waitForURL((u) => u.href.startsWith(callback.redirectUri));
   const code = new URL(page.url()).searchParams.get('code') ?? '';
   t.true(code.length > 10);
@@ -215,7 +256,11 @@ test.serial('tracking: /oauth/authorize code, GET /oauth/accessToken, /api/me an
     birthdate: '1990-04-05',
     country: 'FR',
   });
-  t.is(Number(key.exp) - Number(key.iat), 900);
+  // requestKey is the same token in the tracking form: it never outlives it, and never outranks it.
+  t.is(key.exp, at.exp);
+  t.is(key.jti, at.jti);
+  t.is(key.scope, at.scope);
+  t.is(key.client_id, client.client_id);
 
   // Tracking calls: requestKey as bearer plus an x-api-key of the client.
   const issued = await api.fetch(`/api/v1/clients/${client.client_id}/api-keys`, {
@@ -279,7 +324,7 @@ test.serial('authorization code with PKCE: the right verifier gets an access tok
   await page.goto(
     `${api.url}/authorize?${new URLSearchParams({
       response_type: 'code',
-      scope: 'openid email',
+      scope: 'openid email tracking:write',
       client_id: client.client_id,
       redirect_uri: callback.redirectUri,
       code_challenge: challenge,
@@ -313,9 +358,93 @@ test.serial('authorization code with PKCE: the right verifier gets an access tok
   const at = decodeJwt(tokens.access_token);
   t.like(at, { sub: known.id, aud: api.config.AUTH_AUDIENCE, iss: api.config.issuer, ldid: known.ldid });
   t.deepEqual(at.roles, ['user']);
+  t.is(at.scope, 'tracking:write');
   const write = await api.fetch('/test/writes', {
     method: 'POST',
     headers: { authorization: `Bearer ${tokens.access_token}` },
   });
   t.is(write.status, 201);
 });
+
+test.serial(
+  'consent page: Deny goes back to the app with access_denied; the account page withdraws an allowed app',
+  async (t) => {
+    const shots = await mkdtemp(path.join(tmpdir(), 'sb-consent-'));
+    const context = await browser.context();
+    try {
+      const page = await context.newPage();
+      const email = `deny-${randomUUID().slice(0, 8)}@example.test`;
+      await createAccount(api.database.db, { email, password: PASSWORD, first_name: 'Dee', last_name: 'Nied' });
+      const authorize = (state: string) =>
+        `${api.url}/authorize?${new URLSearchParams({
+          response_type: 'code',
+          scope: 'openid email tracking:read admin',
+          client_id: client.client_id,
+          redirect_uri: callback.redirectUri,
+          state,
+        })}`;
+      await page.goto(authorize('s1'));
+      await signIn(page, email, PASSWORD);
+      await page.waitForURL((u) => u.pathname.startsWith('/interaction/'));
+      // `admin` is never offered to a third-party application.
+      t.notRegex(await page.locator('main').innerText(), /staff powers/);
+      const file = path.join(shots, 'consent.png');
+      await page.screenshot({ path: file, fullPage: true });
+      t.true((await stat(file)).size > 10_000, 'a screenshot with content');
+      await answerConsent(t, page, 'Deny', [/See your activities/, /See your email address/]);
+      await page.waitForURL((u) => u.href.startsWith(callback.redirectUri));
+      const denied = new URL(page.url()).searchParams;
+      t.is(denied.get('error'), 'access_denied');
+      t.is(denied.get('code'), null);
+
+      // Allowed this time: a code, then a token the services accept.
+      await page.goto(authorize('s2'));
+      await answerConsent(t, page, 'Allow', [/See your activities/]);
+      await page.waitForURL((u) => u.href.startsWith(callback.redirectUri));
+      const code = new URL(page.url()).searchParams.get('code') ?? '';
+      const res = await api.fetch('/token', {
+        method: 'POST',
+        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: callback.redirectUri }),
+      });
+      const { access_token: token } = (await res.json()) as { access_token: string };
+      t.is(decodeJwt(token).scope, 'tracking:read');
+      const read = () => api.fetch('/test/me', { headers: { authorization: `Bearer ${token}` } });
+      const placesWrite = () =>
+        api.fetch('/test-places/writes', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+      const trackingWrite = () =>
+        api.fetch('/test/writes', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+      t.is((await read()).status, 200);
+      t.is((await placesWrite()).status, 403, 'no places scope was granted');
+      t.is((await trackingWrite()).status, 403, 'tracking:read only');
+
+      // The account page lists the app and what it may do; withdrawing it ends its token at once.
+      await page.goto(`${api.url}/account`);
+      await checkAccessible(t, page);
+      await signIn(page, email, PASSWORD);
+      await page.waitForURL((u) => u.pathname === '/account');
+      t.regex(await page.title(), /Applications you allowed/);
+      const listed = await page.locator('main').innerText();
+      t.regex(listed, /Browser test app/);
+      t.regex(listed, /See your activities, GPS tracks/);
+      await checkAccessible(t, page);
+      const accountShot = path.join(shots, 'account.png');
+      await page.screenshot({ path: accountShot, fullPage: true });
+      t.true((await stat(accountShot).then((s) => s.size)) > 10_000);
+      await page.getByRole('button', { name: 'Withdraw access of Browser test app' }).click();
+      t.regex(await page.getByRole('status').innerText(), /Access withdrawn/);
+      t.regex(await page.locator('main').innerText(), /not allowed any third-party application/);
+      const refused = await read();
+      t.is(refused.status, 401);
+      t.regex(((await refused.json()) as { detail: string }).detail, /withdrew/);
+
+      // The same browser asks again: the consent page, not a silent code.
+      await page.goto(authorize('s3'));
+      await page.waitForURL((u) => u.pathname.startsWith('/interaction/'));
+      t.regex(await page.title(), /Allow Browser test app\?/);
+    } finally {
+      await context.close();
+      await rm(shots, { recursive: true, force: true });
+    }
+  },
+);

@@ -5,9 +5,10 @@ import { decodeJwt } from 'jose';
 import { sql } from 'kysely';
 import { accountsService } from '../api/accounts/index.ts';
 import { createAccount } from '../shared/accounts/accounts.ts';
+import { recordConsent } from '../shared/accounts/consents.ts';
 import { hashSecret } from '../shared/accounts/secrets.ts';
 import { startTestApi, type TestApi } from './helpers/app.ts';
-import { guardedTestService } from './helpers/tokens.ts';
+import { guardedTestService, mintToken } from './helpers/tokens.ts';
 
 const run = promisify(execFile);
 
@@ -137,8 +138,22 @@ test('API keys: issued per client (Basic auth), stored hashed, listed by prefix,
   const account = await api.account();
   t.is((await api.fetch('/test/tracking', { headers: { 'x-api-key': key.api_key } })).status, 401);
   t.is((await api.fetch('/test/tracking', { headers: { authorization: `Bearer ${account.token}` } })).status, 401);
+  // The key goes with tokens issued to its own client (here, one the user allowed), not others'.
+  t.is(
+    (
+      await api.fetch('/test/tracking', {
+        headers: { 'x-api-key': key.api_key, authorization: `Bearer ${account.token}` },
+      })
+    ).status,
+    401,
+  );
+  await recordConsent(api.database.db, account.id, c.client_id, ['tracking:read']);
+  const own = await mintToken(api.database.db, api.config, account, {
+    clientId: c.client_id,
+    scopes: ['tracking:read'],
+  });
   const both = await api.fetch('/test/tracking', {
-    headers: { 'x-api-key': key.api_key, authorization: `Bearer ${account.token}` },
+    headers: { 'x-api-key': key.api_key, authorization: `Bearer ${own}` },
   });
   t.is(both.status, 200);
   t.like(await both.json(), { accountId: account.id, apiKeyClient: c.client_id });
@@ -323,7 +338,7 @@ test('login attempts are rate limited: 429 with Retry-After', async (t) => {
   t.is(other.status, 401);
 });
 
-test('standalone registration page: creates the account (scrypt hash), refuses duplicates and bad input', async (t) => {
+test('standalone registration page: creates the account (scrypt hash), answers a taken email the same (no oracle), refuses bad input', async (t) => {
   const cookies = jar();
   const page = await api.fetch('/register');
   cookies.take(page);
@@ -344,7 +359,8 @@ test('standalone registration page: creates the account (scrypt hash), refuses d
     gender: '1',
   };
   const ok = await submit(fields);
-  t.is(ok.status, 201);
+  t.is(ok.status, 200);
+  const okPage = await ok.text();
   const row = await api.database.db
     .selectFrom('accounts')
     .select(['email', 'password_hash', 'country', 'gender', sql<string>`birth_date::text`.as('birth')])
@@ -352,8 +368,17 @@ test('standalone registration page: creates the account (scrypt hash), refuses d
     .executeTakeFirstOrThrow();
   t.regex(row.password_hash ?? '', /^scrypt\$32768\$8\$1\$/);
   t.like(row, { country: 'DE', gender: 1, birth: '1985-01-31' });
-  const dup = await submit({ ...fields, email: 'fresh@example.test' });
-  t.is(dup.status, 409);
+  // The attack: registering a taken email told it had an account (409). Now the answer is the
+  // same, byte for byte, and the existing account keeps its password.
+  const dup = await submit({ ...fields, email: 'fresh@example.test', password: 'the attacker password' });
+  t.is(dup.status, 200);
+  t.is(await dup.text(), okPage);
+  const after = await api.database.db
+    .selectFrom('accounts')
+    .select('password_hash')
+    .where('email', '=', 'fresh@example.test')
+    .executeTakeFirstOrThrow();
+  t.is(after.password_hash, row.password_hash);
   const bad = await submit({
     ...fields,
     email: 'other@example.test',

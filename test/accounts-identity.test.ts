@@ -1,6 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { createProvider } from '../api/accounts/provider.ts';
+import { TokenVerifier } from '../api/http/auth.ts';
 import {
   createAccount,
   ensureAccountWithRoles,
@@ -155,11 +156,13 @@ test('redirect URIs: https or loopback only', (t) => {
 
 test('production refuses the public default COOKIE_KEYS', async (t) => {
   const config = testConfig({ NODE_ENV: 'production', DATABASE_URL: database.url });
-  await t.throwsAsync(createProvider(database.db, config), { message: /COOKIE_KEYS/ });
+  await t.throwsAsync(createProvider(database.db, config, new TokenVerifier(database.db, config)), {
+    message: /COOKIE_KEYS/,
+  });
   const ok = testConfig({
     NODE_ENV: 'production',
     DATABASE_URL: database.url,
     COOKIE_KEYS: 'a-real-secret-of-some-length',
   });
-  t.truthy(await createProvider(database.db, ok));
+  t.truthy(await createProvider(database.db, ok, new TokenVerifier(database.db, ok)));
 });

@@ -4,7 +4,7 @@ import { exportJWK, exportSPKI, generateKeyPair, importJWK, type JWK, SignJWT } 
 import { accountsService } from '../api/accounts/index.ts';
 import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import { startTestApi, type TestApi } from './helpers/app.ts';
-import { guardedTestService } from './helpers/tokens.ts';
+import { guardedTestService, testClientId } from './helpers/tokens.ts';
 
 // Every forged, stale or misdirected token is refused with 401 by the shared verifier.
 let api: TestApi;
@@ -13,6 +13,7 @@ let jwksServer: Server;
 let account: Awaited<ReturnType<TestApi['account']>>;
 let ourKey: { kid: string; privateJwk: JWK; publicJwk: JWK };
 let clientId: string;
+let firstPartyId: string;
 const idpKeys = await generateKeyPair('ES256', { extractable: true });
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 const IDP = 'https://idp.example.test/';
@@ -26,7 +27,7 @@ test.before(async () => {
   await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
   const address = jwksServer.address();
   const jwksUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/jwks`;
-  const services = [accountsService, guardedTestService()];
+  const services = [accountsService, guardedTestService(), guardedTestService('places', '/test-places')];
   [api, external] = await Promise.all([
     startTestApi(null, { services }),
     startTestApi(null, {
@@ -44,6 +45,7 @@ test.before(async () => {
     body: JSON.stringify({ client_name: 'Token tests', redirect_uris: ['https://app.example.test/cb'] }),
   });
   clientId = ((await res.json()) as { client_id: string }).client_id;
+  firstPartyId = await testClientId(api.database.db);
 });
 test.after.always(async () => {
   await api?.api.close();
@@ -67,6 +69,9 @@ async function forge(
     sub: account.id,
     roles: account.roles,
     ldid: account.ldid,
+    ver: 0,
+    client_id: firstPartyId,
+    scope: 'tracking:read tracking:write places:read places:write',
     iat: now(),
     exp: now() + 600,
     ...claims,
@@ -174,8 +179,19 @@ test('an id_token cannot pose as an access token, nor the reverse', async (t) =>
   await refused(t, await forge({}, { typ: 'JWT' }));
   // aud = a registered client with typ at+jwt: 401.
   await refused(t, await forge({ aud: clientId }));
-  // A real id_token shape for a registered client: accepted (AUTH_ACCEPT_ID_TOKENS, the places login).
-  t.is((await write(await forge({ aud: clientId, nonce: 'n' }, { typ: 'JWT' }))).status, 201);
+  // A real id_token shape for a first-party client: accepted on the places routes only
+  // (AUTH_ACCEPT_ID_TOKENS, the places login), refused elsewhere.
+  const idToken = await forge(
+    { aud: firstPartyId, nonce: 'n', client_id: undefined, scope: undefined },
+    { typ: 'JWT' },
+  );
+  const places = (token: string) =>
+    api.fetch('/test-places/writes', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+  t.is((await places(idToken)).status, 201);
+  t.regex((await refused(t, idToken)).detail, /places routes only/);
+  // A third-party client's id_token, without the user's consent: refused even on places.
+  const foreign = await forge({ aud: clientId, nonce: 'n', client_id: undefined, scope: undefined }, { typ: 'JWT' });
+  t.is((await places(foreign)).status, 401);
 });
 
 test('tampered signature or payload: 401', async (t) => {

@@ -1,6 +1,4 @@
 import test from 'ava';
-import { signAccessToken } from '../shared/auth/access-token.ts';
-import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import {
   isBirthDate,
   isImageUrl,
@@ -9,6 +7,7 @@ import {
   profileFromClaims,
   userChangeErrors,
 } from '../shared/tracking/users.ts';
+import { mintToken } from './helpers/tokens.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();
@@ -33,13 +32,7 @@ const USER_FIELDS = [
 
 /** A token for the account carrying extra claims, as the accounts service's requestKey does. */
 async function tokenWithClaims(user: TrackingTestUser, claims: Record<string, unknown>): Promise<string> {
-  const [key] = await ensureSigningKeys(api.database.db);
-  if (!key) throw new Error('no signing key');
-  return signAccessToken(
-    key,
-    { sub: user.id, roles: user.roles, ldid: user.ldid, ...claims },
-    { issuer: api.config.issuer, audience: api.config.AUTH_AUDIENCE },
-  );
+  return mintToken(api.database.db, api.config, user, { claims });
 }
 
 const violations = (body: { violations: { propertyPath: string }[] }) =>
@@ -75,13 +68,7 @@ test('every call needs both an x-api-key and a valid bearer token: 401 in the Hy
 
 test('an expired token is refused', async (t) => {
   const u = await api.user();
-  const [key] = await ensureSigningKeys(api.database.db);
-  if (!key) throw new Error('no signing key');
-  const expired = await signAccessToken(
-    key,
-    { sub: u.id, roles: u.roles, ldid: u.ldid },
-    { issuer: api.config.issuer, audience: api.config.AUTH_AUDIENCE, ttlSeconds: -120 },
-  );
+  const expired = await mintToken(api.database.db, api.config, u, { ttlSeconds: -120 });
   const res = await api.call('GET', '/me', null, { headers: { authorization: `Bearer ${expired}` } });
   t.is(res.status, 401);
   t.regex(res.body['hydra:description'], /expired/);

@@ -8,8 +8,8 @@ import {
   registerClient,
 } from '../../shared/accounts/clients.ts';
 import type { AppContext } from '../context.ts';
-import { bearerToken } from '../http/auth.ts';
-import { HttpError, notFound } from '../http/errors.ts';
+import { bearerToken, hasRole } from '../http/auth.ts';
+import { forbidden, HttpError, notFound } from '../http/errors.ts';
 import { ApiRouter } from '../http/route.ts';
 
 const registration = z
@@ -19,6 +19,10 @@ const registration = z
       .array(z.string().max(2000, 'at most 2000 characters'))
       .min(1, 'give at least one redirect URI')
       .max(20, 'at most 20 redirect URIs'),
+    first_party: z.boolean().optional().meta({
+      description:
+        "Staff only (a bearer with the `admin` scope): the service's own application, whose users are not asked to consent. Default false: a third-party application, whose users always see a consent page.",
+    }),
   })
   .superRefine((v, ctx) => {
     v.redirect_uris.forEach((uri, i) => {
@@ -34,6 +38,7 @@ const registered = z.object({
   redirect_uris: z.array(z.string()),
   client_id_issued_at: z.number().int(),
   client_secret_expires_at: z.literal(0),
+  first_party: z.boolean(),
 });
 
 const apiKey = z.object({
@@ -80,17 +85,24 @@ export function clientsRouter(app: AppContext): ApiRouter {
     path: '/clients',
     summary: 'Register an OAuth client',
     description:
-      'Returns a client id and a secret shown once (stored hashed). The client name cannot be changed. Redirect URIs must use https, or http on a loopback host. A bearer token, when sent, records the account as the owner.',
+      'Open to anyone: returns a client id and a secret shown once (stored hashed). The client name cannot be changed. Redirect URIs must use https, or http on a loopback host. A bearer token, when sent, records the account as the owner. New clients are third-party: each user is asked to allow them, on a consent page naming them and what they ask, and they never hold the `admin` scope. `first_party: true` (no consent page) needs a staff bearer holding `admin`.',
     body: registration,
     responses: {
       201: { description: 'Registered', schema: registered },
+      403: { description: '`first_party` asked without a staff bearer holding `admin`' },
       422: { description: 'Invalid name or redirect URIs' },
     },
     handler: async (ctx, { body }) => {
-      let owner: string | undefined;
       const token = bearerToken(ctx.get('authorization'));
-      if (token) owner = (await app.verifier.verify(token)).accountId;
-      const client = await registerClient(app.db, { ...body, ownerAccountId: owner });
+      const principal = token ? await app.verifier.verify(token) : undefined;
+      if (body.first_party && !hasRole(principal, 'staff'))
+        throw forbidden('Only staff (a bearer holding the admin scope) may register a first-party client');
+      const client = await registerClient(app.db, {
+        client_name: body.client_name,
+        redirect_uris: body.redirect_uris,
+        ownerAccountId: principal?.accountId,
+        firstParty: body.first_party ?? false,
+      });
       ctx.status = 201;
       ctx.set('Cache-Control', 'no-store');
       return { ...client, client_secret_expires_at: 0 };

@@ -19,7 +19,7 @@ input[aria-invalid=true]{border-color:#b00020}.field-error{color:#b00020;margin:
 .alert{color:#fff;background:#b00020;padding:.75rem;border-radius:4px}
 button{margin-top:1.5rem;width:100%;padding:.6rem;font:inherit;font-weight:600;background:#0b57d0;color:#fff;border:0;border-radius:4px;cursor:pointer}
 button.secondary{background:#fff;color:#0b57d0;border:1px solid #0b57d0}
-:focus-visible{outline:3px solid #ffbf47;outline-offset:2px}.hint{color:#555;font-size:.9rem;margin:.25rem 0 0}`;
+:focus-visible{outline:3px solid #ffbf47;outline-offset:2px}.notice{background:#e6f4ea;padding:.75rem;border-radius:4px}h2{font-size:1.15rem;margin:.5rem 0}ul.apps{list-style:none;padding:0}ul.apps>li{border-top:1px solid #ddd;padding:.5rem 0}.hint{color:#555;font-size:.9rem;margin:.25rem 0 0}`;
 
 export function page(title: string, body: string): string {
   return `<!doctype html>
@@ -96,10 +96,11 @@ export function loginPage(opts: {
   csrf: string;
   email?: string;
   error?: string;
+  notice?: string;
 }) {
   return `<h1>Sign in</h1>
 <p>to continue to <strong>${escapeHtml(opts.clientName)}</strong></p>
-${alert(opts.error)}
+${opts.notice ? `<p role="status" class="notice">${escapeHtml(opts.notice)}</p>` : ''}${alert(opts.error)}
 <form method="post" action="${escapeHtml(opts.action)}">
 ${csrfInput(opts.csrf)}
 ${field({ name: 'email', label: 'Email', type: 'email', value: opts.email ?? '', autocomplete: 'username', required: true })}
@@ -135,4 +136,69 @@ ${field({ name: 'language', label: 'Language', value: v.language, autocomplete: 
 <button type="submit">Create account</button>
 </form>
 ${opts.loginHref ? `<p>Already have an account? <a href="${escapeHtml(opts.loginHref)}">Sign in</a></p>` : ''}`;
+}
+
+/** The consent page: which application, what it asks, where the user goes back to. */
+export function consentPage(opts: {
+  action: string;
+  csrf: string;
+  clientName: string;
+  /** Origin of the redirect URI the user goes back to. */
+  returnTo: string;
+  /** What each asked scope lets the application do (already described). */
+  asks: string[];
+  /** The user already allowed this application some of it. */
+  extending: boolean;
+}) {
+  return `<h1>Allow ${escapeHtml(opts.clientName)}?</h1>
+<p><strong>${escapeHtml(opts.clientName)}</strong> is an application registered by a third party, not by this service. ${
+    opts.extending ? 'It asks for more than you allowed before. ' : ''
+  }If you allow it, it will be able to:</p>
+<ul>
+${opts.asks.map((a) => `<li>${escapeHtml(a)}</li>`).join('\n')}
+</ul>
+<p class="hint">You will then be sent back to <strong>${escapeHtml(opts.returnTo)}</strong>. You can withdraw this access at any time on <a href="/account">your account page</a>.</p>
+<form method="post" action="${escapeHtml(opts.action)}">
+${csrfInput(opts.csrf)}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`;
+}
+
+/** The account page's sign-in form (to manage the applications the user allowed). */
+export function accountSignInPage(opts: { csrf: string; email?: string; error?: string; notice?: string }) {
+  return `<h1>Your account</h1>
+<p>Sign in to see and withdraw the applications you allowed.</p>
+${opts.notice ? `<p role="status" class="notice">${escapeHtml(opts.notice)}</p>` : ''}${alert(opts.error)}
+<form method="post" action="/account/login">
+${csrfInput(opts.csrf)}
+${field({ name: 'email', label: 'Email', type: 'email', value: opts.email ?? '', autocomplete: 'username', required: true })}
+${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', required: true })}
+<button type="submit">Sign in</button>
+</form>`;
+}
+
+/** The applications a user allowed, each with what it may do and a button to withdraw it. */
+export function accountAppsPage(opts: {
+  csrf: string;
+  email: string;
+  notice?: string;
+  apps: Array<{ clientId: string; name: string; asks: string[]; since: string }>;
+}) {
+  const apps = opts.apps.length
+    ? `<ul class="apps">${opts.apps
+        .map(
+          (a) => `<li><h2>${escapeHtml(a.name)}</h2>
+<p class="hint">Allowed on ${escapeHtml(a.since)}. It may:</p>
+<ul>${a.asks.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>
+<form method="post" action="/account/apps/${encodeURIComponent(a.clientId)}/revoke">${csrfInput(opts.csrf)}<button type="submit" class="secondary" aria-label="Withdraw access of ${escapeHtml(a.name)}">Withdraw access</button></form></li>`,
+        )
+        .join('\n')}</ul>`
+    : '<p>You have not allowed any third-party application.</p>';
+  return `<h1>Applications you allowed</h1>
+<p>Signed in as <strong>${escapeHtml(opts.email)}</strong>.</p>
+${opts.notice ? `<p role="status" class="notice">${escapeHtml(opts.notice)}</p>` : ''}
+${apps}
+<form method="post" action="/account/sessions/end">${csrfInput(opts.csrf)}<button type="submit" class="secondary">Sign out everywhere</button></form>
+<form method="post" action="/account/logout">${csrfInput(opts.csrf)}<button type="submit" class="secondary">Sign out</button></form>`;
 }

@@ -1,19 +1,44 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Provider } from 'oidc-provider';
-import { type Account, authenticate, createAccount, EmailTakenError } from '../../shared/accounts/accounts.ts';
+import { authenticate, createAccount, EmailTakenError } from '../../shared/accounts/accounts.ts';
+import { type ClientRecord, findClient } from '../../shared/accounts/clients.ts';
+import { findConsent, recordConsent } from '../../shared/accounts/consents.ts';
+import { grantableApiScopes, knownScopes, OIDC_SCOPES, SCOPE_DESCRIPTIONS } from '../../shared/auth/scopes.ts';
 import type { AppContext } from '../context.ts';
 import { HttpError } from '../http/errors.ts';
 import { checkCsrf, csrfToken, readForm } from './forms.ts';
-import { escapeHtml, loginPage, registerPage } from './html.ts';
+import { consentPage, escapeHtml, loginPage, registerPage } from './html.ts';
 import { htmlErrors, render, securityHeaders } from './html-response.ts';
 import { loginRateLimit } from './login-rate-limit.ts';
-import { API_RESOURCE, API_SCOPE, OIDC_SCOPES } from './provider.ts';
+import { API_RESOURCE } from './provider.ts';
 import { registerSchema } from './registration-form.ts';
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-/** The login and registration pages, and the end of oidc-provider interactions. */
+/** The same words whether the email was new or had an account already (no account oracle). */
+const REGISTERED =
+  'Your account is ready: sign in with this email and the password you chose. If this email already had an account, sign in with its password instead.';
+
+/** Claims asked one by one (OpenID Connect's `claims` parameter) that were not granted yet. */
+function askedClaims(d: Interaction): string[] {
+  return (d.prompt.details as { missingOIDCClaims?: string[] }).missingOIDCClaims ?? [];
+}
+
+/** The account signed in to the interaction's session (the consent prompt follows a login). */
+function signedIn(d: Interaction): string {
+  const accountId = d.session?.accountId;
+  if (!accountId)
+    throw new HttpError(400, 'Bad Request', 'This sign-in session is not valid; start again from the application');
+  return accountId;
+}
+
+/**
+ * The login, consent and registration pages, and the end of oidc-provider interactions. Signing
+ * in ends the login prompt only; the consent prompt that follows is granted at once for
+ * first-party clients and for what the user already allowed a third-party client, and asked on
+ * the consent page otherwise (docs/accounts.md).
+ */
 export function loginPagesRouter(app: AppContext, provider: Provider): Router {
   const { db } = app;
   const limitAttempt = loginRateLimit(app);
@@ -32,45 +57,73 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
     }
   }
 
-  async function clientName(d: Interaction): Promise<string> {
-    const client = await provider.Client.find(String(d.params.client_id));
-    return client?.clientName ?? String(d.params.client_id);
+  async function clientOf(d: Interaction): Promise<ClientRecord> {
+    const client = await findClient(db, String(d.params.client_id));
+    if (!client)
+      throw new HttpError(400, 'Bad Request', 'This application is no longer registered; start again from it');
+    return client;
   }
 
-  async function showLogin(ctx: Context, d: Interaction, status: number, email: string, error?: string): Promise<void> {
+  async function showLogin(
+    ctx: Context,
+    d: Interaction,
+    status: number,
+    email: string,
+    messages: { error?: string; notice?: string } = {},
+  ): Promise<void> {
     const uid = d.uid;
     const page = loginPage({
       action: `/interaction/${uid}/login`,
       registerHref: `/interaction/${uid}/register`,
       abortAction: `/interaction/${uid}/abort`,
-      clientName: await clientName(d),
+      clientName: (await clientOf(d)).name,
       csrf: csrfToken(ctx),
       email,
-      ...(error ? { error } : {}),
+      ...messages,
     });
     render(ctx, status, 'Sign in', page, d.params.redirect_uri);
   }
 
-  /** Logging in implies consent to the scopes asked (first-party platform; see docs/accounts.md). */
-  async function finish(ctx: Context, d: Interaction, account: Pick<Account, 'id'>): Promise<void> {
-    let grant = d.grantId ? await provider.Grant.find(d.grantId) : undefined;
-    if (!grant || grant.accountId !== account.id) {
-      grant = new provider.Grant({ accountId: account.id, clientId: String(d.params.client_id) });
-    }
-    const scopes = String(d.params.scope ?? '')
-      .split(' ')
-      .filter((s) => OIDC_SCOPES.includes(s));
-    grant.addOIDCScope([...new Set(['openid', ...scopes])].join(' '));
-    grant.addResourceScope(API_RESOURCE, API_SCOPE);
-    const grantId = await grant.save();
+  /** Ends an interaction with this result; oidc-provider redirects the browser on. */
+  async function conclude(ctx: Context, d: Interaction, result: Parameters<Provider['interactionFinished']>[2]) {
     securityHeaders(ctx, d.params.redirect_uri);
-    await provider.interactionFinished(
-      ctx.req,
-      ctx.res,
-      { login: { accountId: account.id }, consent: { grantId } },
-      { mergeWithLastSubmission: false },
-    );
+    await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
     ctx.respond = false;
+  }
+
+  /** The scopes the application asks that it may hold (OpenID Connect and API scopes). */
+  function askedScopes(d: Interaction, client: ClientRecord): string[] {
+    return knownScopes(d.params.scope, [...OIDC_SCOPES, ...grantableApiScopes(client.firstParty)]);
+  }
+
+  /** Grants the asked scopes to the client for this user and ends the consent prompt. */
+  async function grantConsent(ctx: Context, d: Interaction, accountId: string, scopes: string[]): Promise<void> {
+    let grant = d.grantId ? await provider.Grant.find(d.grantId) : undefined;
+    if (!grant || grant.accountId !== accountId)
+      grant = new provider.Grant({ accountId, clientId: String(d.params.client_id) });
+    const oidc = scopes.filter((s) => OIDC_SCOPES.includes(s));
+    const api = scopes.filter((s) => !OIDC_SCOPES.includes(s));
+    if (oidc.length) grant.addOIDCScope(oidc.join(' '));
+    if (api.length) grant.addResourceScope(API_RESOURCE, api.join(' '));
+    const claims = askedClaims(d);
+    if (claims.length) grant.addOIDCClaims(claims);
+    await conclude(ctx, d, { consent: { grantId: await grant.save() } });
+  }
+
+  function showConsent(ctx: Context, d: Interaction, client: ClientRecord, asked: string[], extending: boolean): void {
+    const returnTo = URL.parse(String(d.params.redirect_uri))?.origin ?? String(d.params.redirect_uri);
+    const page = consentPage({
+      action: `/interaction/${d.uid}/consent`,
+      csrf: csrfToken(ctx),
+      clientName: client.name,
+      returnTo,
+      asks: [
+        ...asked.map((s) => SCOPE_DESCRIPTIONS[s] ?? s),
+        ...askedClaims(d).map((c) => `See this detail of your profile: ${c}`),
+      ],
+      extending,
+    });
+    render(ctx, 200, `Allow ${client.name}?`, page, d.params.redirect_uri);
   }
 
   const router = new Router();
@@ -82,11 +135,30 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
       await showLogin(ctx, d, 200, typeof d.params.login_hint === 'string' ? d.params.login_hint : '');
       return;
     }
-    // Consent for a signed-in user (a new client or new scopes): granted, as at login.
-    const accountId = d.session?.accountId;
-    if (!accountId)
-      throw new HttpError(400, 'Bad Request', 'This sign-in session is not valid; start again from the application');
-    await finish(ctx, d, { id: accountId });
+    const accountId = signedIn(d);
+    const client = await clientOf(d);
+    const asked = askedScopes(d, client);
+    if (client.firstParty) return grantConsent(ctx, d, accountId, asked);
+    const consent = await findConsent(db, accountId, client.id);
+    // Claims asked one by one (the `claims` parameter) are shown on the page each time.
+    if (consent && asked.every((s) => consent.scopes.includes(s)) && !askedClaims(d).length)
+      return grantConsent(ctx, d, accountId, asked);
+    showConsent(ctx, d, client, asked, consent !== undefined);
+  });
+
+  router.post('/interaction/:uid/consent', async (ctx) => {
+    const form = await readForm(ctx);
+    checkCsrf(ctx, form);
+    const d = await details(ctx);
+    if (d.prompt.name !== 'consent')
+      throw new HttpError(400, 'Bad Request', 'This sign-in step is over; start again from the application');
+    const accountId = signedIn(d);
+    if (form.decision !== 'allow')
+      return conclude(ctx, d, { error: 'access_denied', error_description: 'The user did not allow the application' });
+    const client = await clientOf(d);
+    const asked = askedScopes(d, client);
+    await recordConsent(db, accountId, client.id, asked);
+    await grantConsent(ctx, d, accountId, asked);
   });
 
   router.post('/interaction/:uid/login', async (ctx) => {
@@ -97,24 +169,17 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
     await limitAttempt(ctx, email);
     const account = email && form.password ? await authenticate(db, email, form.password) : undefined;
     if (!account) {
-      await showLogin(ctx, d, 401, email, 'The email or password is not correct.');
+      await showLogin(ctx, d, 401, email, { error: 'The email or password is not correct.' });
       return;
     }
-    await finish(ctx, d, account);
+    await conclude(ctx, d, { login: { accountId: account.id } });
   });
 
   router.post('/interaction/:uid/abort', async (ctx) => {
     const form = await readForm(ctx);
     checkCsrf(ctx, form);
     const d = await details(ctx);
-    securityHeaders(ctx, d.params.redirect_uri);
-    await provider.interactionFinished(
-      ctx.req,
-      ctx.res,
-      { error: 'access_denied', error_description: 'The user cancelled the sign-in' },
-      { mergeWithLastSubmission: false },
-    );
-    ctx.respond = false;
+    await conclude(ctx, d, { error: 'access_denied', error_description: 'The user cancelled the sign-in' });
   });
 
   async function register(ctx: Context, action: string, loginHref: string | undefined, d?: Interaction): Promise<void> {
@@ -137,9 +202,8 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
     }
     await limitAttempt(ctx, parsed.data.email);
     const input = parsed.data;
-    let account: Account;
     try {
-      account = await createAccount(db, {
+      await createAccount(db, {
         email: input.email,
         password: input.password,
         first_name: input.first_name,
@@ -150,28 +214,16 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
         language: input.language || null,
       });
     } catch (error) {
+      // Answered as a new account is (the password was hashed either way): this page never
+      // tells whether an email has an account.
       if (!(error instanceof EmailTakenError)) throw error;
-      render(
-        ctx,
-        409,
-        'Create an account',
-        registerPage({
-          action,
-          loginHref,
-          csrf: csrfToken(ctx),
-          values,
-          errors: { email: 'an account with this email already exists; sign in instead' },
-        }),
-        redirectUri,
-      );
-      return;
     }
-    if (d) return finish(ctx, d, account);
+    if (d) return showLogin(ctx, d, 200, input.email, { notice: REGISTERED });
     render(
       ctx,
-      201,
-      'Account created',
-      `<h1>Account created</h1><p role="status">Your account <strong>${escapeHtml(account.email ?? '')}</strong> is ready. Sign in from an application to get a token (see docs/accounts.md).</p>`,
+      200,
+      'Account ready',
+      `<h1>Account ready</h1><p role="status">${escapeHtml(REGISTERED)}</p><p>Sign in from an application to get a token (see docs/accounts.md), or manage the applications you allowed on <a href="/account">your account page</a>.</p>`,
     );
   }
 

@@ -3,12 +3,15 @@ import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { type Configuration, errors, Provider } from 'oidc-provider';
 import { findAccountById, oidcClaims } from '../../shared/accounts/accounts.ts';
+import { revokeTokenId } from '../../shared/accounts/revocation.ts';
 import { secretMatches } from '../../shared/accounts/secrets.ts';
 import { postgresAdapterFactory } from '../../shared/auth/oidc-adapter.ts';
+import { grantableApiScopes, OIDC_SCOPES } from '../../shared/auth/scopes.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
 import { type Config, ConfigError, envSchema } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
+import type { TokenVerifier } from '../http/auth.ts';
 import { RETRY_AFTER_SECONDS, unavailableDependency } from '../http/unavailable.ts';
 import { escapeHtml } from './html.ts';
 
@@ -18,8 +21,6 @@ import { escapeHtml } from './html.ts';
  * Clients need not send `resource`: it is the default.
  */
 export const API_RESOURCE = 'urn:sports-backend:api';
-export const API_SCOPE = 'api';
-export const OIDC_SCOPES = ['openid', 'profile', 'email'];
 
 /** Token lifetimes (seconds). 15 minutes is the tracking spec's bearer validity. */
 export const TTL = {
@@ -42,7 +43,18 @@ export const PROVIDER_ROUTES = {
   pushed_authorization_request: '/oauth/par',
 } as const;
 
-export async function createProvider(db: Db, config: Config, logger?: Logger): Promise<Provider> {
+/** A registered client as oidc-provider holds it, with our own metadata (oidc-adapter.ts). */
+interface OurClient {
+  clientId: string;
+  first_party?: boolean;
+}
+
+export async function createProvider(
+  db: Db,
+  config: Config,
+  verifier: TokenVerifier,
+  logger?: Logger,
+): Promise<Provider> {
   const cookieKeys = config.COOKIE_KEYS.split(',').map((k) => k.trim());
   if (config.NODE_ENV === 'production' && cookieKeys.includes(envSchema.shape.COOKIE_KEYS.parse(undefined)))
     throw new ConfigError(
@@ -59,9 +71,12 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
     },
     routes: PROVIDER_ROUTES,
     responseTypes: ['code', 'id_token', 'id_token token', 'none'],
-    scopes: OIDC_SCOPES,
+    scopes: [...OIDC_SCOPES],
+    // Whether a client is first-party (no consent screen, may hold `admin`): oidc-adapter.ts.
+    extraClientMetadata: { properties: ['first_party'] },
     claims: {
-      openid: ['sub'],
+      // `ver`: the account's token version (migration 0050), so ending its sessions ends its id_tokens too.
+      openid: ['sub', 'ver'],
       profile: [
         'given_name',
         'family_name',
@@ -92,10 +107,11 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
         enabled: true,
         defaultResource: () => API_RESOURCE,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, indicator) => {
+        getResourceServerInfo: (_ctx, indicator, client) => {
           if (indicator !== API_RESOURCE) throw new errors.InvalidTarget();
           return {
-            scope: API_SCOPE,
+            // What this client may ever hold; a token holds what was asked and granted of it.
+            scope: grantableApiScopes((client as unknown as OurClient).first_party === true).join(' '),
             audience: config.AUTH_AUDIENCE,
             accessTokenTTL: TTL.AccessToken,
             accessTokenFormat: 'jwt',
@@ -104,20 +120,27 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
         },
       },
     },
-    // The claims the resource-server verifier and services read: roles and ldid.
+    // The claims the resource-server verifier and services read: roles, ldid and the token version.
     extraTokenClaims: async (_ctx, token) => {
       if (!('accountId' in token) || !token.accountId) return undefined;
       const account = await findAccountById(db, String(token.accountId));
-      return account ? { roles: account.roles, ldid: account.ldid, user_id: account.number } : undefined;
+      return account
+        ? { roles: account.roles, ldid: account.ldid, user_id: account.number, ver: account.token_version }
+        : undefined;
     },
+    // A disabled account is no account: no session, code or token is made for it.
     findAccount: async (_ctx, sub) => {
       const account = await findAccountById(db, sub);
-      if (!account) return undefined;
+      if (!account || account.disabled_at) return undefined;
       return { accountId: account.id, claims: () => oidcClaims(account) };
     },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     clientBasedCORS: () => true,
-    renderError: (ctx, out) => {
+    renderError: (ctx, out, error) => {
+      // An error that would have been redirected (an untrusted redirect URI) keeps its own status.
+      const status = (error as { statusCode?: number }).statusCode ?? 400;
+      if (ctx.status < 400) ctx.status = status >= 400 ? status : 400;
+      ctx.remove('Location');
       ctx.type = 'html';
       ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head>
 <body><main><h1>Sign-in error</h1><p role="alert">${escapeHtml(String(out.error))}: ${escapeHtml(String(out.error_description ?? ''))}</p></main></body></html>`;
@@ -125,6 +148,13 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
   };
   const provider = new Provider(config.issuer, configuration);
   provider.proxy = config.TRUST_PROXY;
+  provider.maxIpsCount = config.trustProxyHops;
+  // An error goes back to a redirect URI only when that URI is trusted (RFC 9700 §4.11.2); else
+  // it is shown on our error page, so the login origin is no open redirect for any registered app.
+  provider.on('authorization.error', (ctx, err) => {
+    if (!redirectTrusted(ctx)) (err as { allow_redirect?: boolean }).allow_redirect = false;
+  });
+  provider.use(revokeOurAccessTokens(db, verifier));
   // oidc-provider answers its own errors; server errors are logged here (never shown to users).
   // A dependency that is down is OAuth's temporarily_unavailable, a 503 with Retry-After.
   provider.on('server_error', (ctx, err) => {
@@ -147,6 +177,53 @@ export async function createProvider(db: Db, config: Config, logger?: Logger): P
     return Promise.resolve(typeof actual === 'string' && secretMatches(actual, this.clientSecret));
   } as never;
   return provider;
+}
+
+/**
+ * A redirect URI is trusted for errors when its client is first-party, when the user has just
+ * answered our page for it (cancelled the sign-in or refused consent), or when this browser's
+ * session holds a grant the user gave that client.
+ */
+function redirectTrusted(ctx: Parameters<Parameters<Provider['on']>[1]>[0]): boolean {
+  const oidc = (ctx as { oidc?: { client?: OurClient; route?: string; session?: SessionView } }).oidc;
+  const client = oidc?.client;
+  if (!client) return false;
+  // `resume` runs right after the user answered one of our pages (an error there is their answer).
+  if (client.first_party === true || oidc.route === 'resume') return true;
+  try {
+    return Boolean(oidc.session?.accountId && oidc.session.grantIdFor(client.clientId));
+  } catch {
+    return false;
+  }
+}
+
+interface SessionView {
+  accountId?: string;
+  grantIdFor(clientId: string): string | undefined;
+}
+
+/**
+ * RFC 7009 for our JWT access tokens, which oidc-provider cannot revoke (it refuses structured
+ * tokens once the client is authenticated): a token of the authenticated client goes on the
+ * revocation list until it expires. Another client's token, or one that does not verify, is
+ * answered 200 and left alone, as the RFC asks for invalid tokens.
+ */
+function revokeOurAccessTokens(db: Db, verifier: TokenVerifier): Middleware {
+  return async (ctx, next) => {
+    await next();
+    const oidc = (ctx as { oidc?: { route?: string; client?: OurClient; params?: { token?: unknown } } }).oidc;
+    const body = ctx.body as { error?: string } | undefined;
+    if (oidc?.route !== 'revocation' || !oidc.client || body?.error !== 'unsupported_token_type') return;
+    ctx.status = 200;
+    ctx.body = '';
+    const token = oidc.params?.token;
+    if (typeof token !== 'string') return;
+    const verified = await verifier.signedClaims(token).catch(() => undefined);
+    if (verified?.kind !== 'access') return;
+    const { jti, exp, client_id: clientId } = verified.payload;
+    if (typeof jti === 'string' && typeof exp === 'number' && clientId === oidc.client.clientId)
+      await revokeTokenId(db, jti, new Date(exp * 1000));
+  };
 }
 
 /** Runs oidc-provider's Koa middleware on the app's own context (what koa-mount does). */

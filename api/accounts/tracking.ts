@@ -2,12 +2,13 @@ import type Router from '@koa/router';
 import type { Provider } from 'oidc-provider';
 import { findAccountById, trackingMe } from '../../shared/accounts/accounts.ts';
 import { signAccessToken } from '../../shared/auth/access-token.ts';
+import { OIDC_SCOPES } from '../../shared/auth/scopes.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
 import type { AppContext } from '../context.ts';
-import { bearerToken } from '../http/auth.ts';
+import { bearerToken, insufficientScope } from '../http/auth.ts';
 import { unauthorized } from '../http/errors.ts';
 import { ApiRouter } from '../http/route.ts';
-import { OIDC_SCOPES, providerMiddleware } from './provider.ts';
+import { providerMiddleware } from './provider.ts';
 import {
   accessTokenQuery,
   accessTokenResponse,
@@ -17,8 +18,8 @@ import {
   oauthError,
 } from './tracking-schemas.ts';
 
-/** Lifetime of requestKey: the tracking spec's 15-minute bearer. */
-export const REQUEST_KEY_TTL_S = 900;
+/** What the tracking spec's login asks when the application names no scope: the profile and tracking. */
+export const TRACKING_DEFAULT_SCOPE = [...OIDC_SCOPES, 'tracking:read', 'tracking:write'].join(' ');
 
 /**
  * The tracking spec's account-service flow: `/oauth/authorize` (code), `GET /oauth/accessToken`
@@ -34,12 +35,12 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
     path: '/oauth/authorize',
     summary: 'Log a user in (tracking spec): authorization code flow',
     description:
-      'Redirects to `/authorize` with the same parameters (any other OpenID Connect parameter passes through). After signing in, the user comes back to `redirect_uri` with `?code=`. Errors in the parameters are shown to the user on an HTML page.',
+      'Redirects to `/authorize` with the same parameters (any other OpenID Connect parameter passes through; `scope` defaults to `openid profile email tracking:read tracking:write`). After signing in (and, for a third-party application, allowing it), the user comes back to `redirect_uri` with `?code=`. Errors in the parameters are shown to the user on an HTML page.',
     query: authorizeQuery,
     responses: { 302: { description: 'To /authorize, then the sign-in page' } },
     handler: (ctx) => {
       const params = new URLSearchParams(ctx.querystring);
-      if (!params.get('scope')) params.set('scope', OIDC_SCOPES.join(' '));
+      if (!params.get('scope')) params.set('scope', TRACKING_DEFAULT_SCOPE);
       ctx.status = 302;
       ctx.redirect(`/authorize?${params}`);
     },
@@ -103,19 +104,27 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
     path: '/api/me',
     summary: 'The signed-in user and their tracking bearer (tracking spec)',
     description:
-      'Send the access token from `/oauth/accessToken` (or any of our access tokens) as the `access_token` query parameter or as `Authorization: Bearer`. `requestKey` is the JWT the tracking service expects as bearer.',
+      'Send the access token from `/oauth/accessToken` (or `/token`), holding the `tracking:read` scope, as the `access_token` query parameter or as `Authorization: Bearer`. `requestKey` is the JWT the tracking service expects as bearer: the same token in the tracking form (same id, scopes, application and expiry), so it never outlives nor outranks the access token, and revoking either revokes both. An id_token is refused.',
     query: meQuery,
     queryErrorStatus: 400,
     responses: {
       200: { description: 'The account and its requestKey', schema: meResponse },
       400: { description: 'access_token sent more than once' },
-      401: { description: 'No token, or an invalid or expired one' },
+      401: { description: 'No token, or an invalid, expired or revoked one, or an id_token' },
+      403: { description: 'The token lacks the `tracking:read` scope' },
     },
     handler: async (ctx, { query }) => {
       const token = query.access_token ?? bearerToken(ctx.get('authorization'));
       if (!token)
         throw unauthorized('An access_token query parameter (or an Authorization: Bearer header) is required');
       const principal = await app.verifier.verify(token);
+      // A new token comes only from a code (or a refresh): never from an id_token or another bearer.
+      if (principal.kind !== 'access')
+        throw unauthorized('Send an access token from /oauth/accessToken, not an id_token');
+      if (!principal.scopes.has('tracking:read')) throw insufficientScope('tracking:read');
+      const { jti, exp, scope } = principal.claims;
+      if (typeof jti !== 'string' || typeof exp !== 'number' || !principal.clientId)
+        throw unauthorized('The access token has no id, expiry or client');
       const account = await findAccountById(app.db, principal.accountId);
       if (!account) throw unauthorized('The access token does not match an account');
       const [key] = await ensureSigningKeys(app.db);
@@ -125,6 +134,9 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
         {
           sub: account.id,
           roles: account.roles,
+          ver: account.token_version,
+          client_id: principal.clientId,
+          scope: String(scope ?? ''),
           ldid: account.ldid,
           stack: app.config.ACCOUNTS_STACK,
           firstname: account.first_name,
@@ -134,7 +146,7 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
           birthdate: account.birth_date,
           country: account.country,
         },
-        { issuer: app.config.issuer, audience: app.config.AUTH_AUDIENCE, ttlSeconds: REQUEST_KEY_TTL_S },
+        { issuer: app.config.issuer, audience: app.config.AUTH_AUDIENCE, sameAs: { jti, exp } },
       );
       ctx.set('Cache-Control', 'no-store');
       return { ...trackingMe(account), requestKey };

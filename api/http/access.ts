@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { AppContext } from '../context.ts';
 import { requireApiKey } from './api-key.ts';
-import { bearerToken, requireBearer, type TokenVerifier } from './auth.ts';
+import { authorizeBearer, bearerToken, requireBearer, type TokenVerifier } from './auth.ts';
 import { unauthorized } from './errors.ts';
 import type { Security } from './route.ts';
 
@@ -16,7 +16,7 @@ export type Access = 'public' | 'optional' | 'bearer' | 'key' | 'bearer+key';
 export function optionalBearer(verifier: TokenVerifier): Middleware {
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('authorization'));
-    if (token) ctx.state.principal = await verifier.verify(token);
+    if (token) ctx.state.principal = await authorizeBearer(verifier, token, ctx);
     else if (ctx.get('authorization')) throw unauthorized('The Authorization header must be "Bearer <token>"');
     await next();
   };

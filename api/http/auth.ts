@@ -8,12 +8,20 @@ import {
   jwtVerify,
 } from 'jose';
 import type { Middleware } from 'koa';
-import { ensureExternalAccount, findTokenAccount } from '../../shared/accounts/token-accounts.ts';
+import { ensureExternalAccount, findTokenState, type TokenState } from '../../shared/accounts/token-accounts.ts';
+import { isScopedService, requiredScope } from '../../shared/auth/scopes.ts';
 import { LOCAL_ALGORITHMS, publicJwks } from '../../shared/auth/signing-keys.ts';
+import {
+  effectiveRoles,
+  type TokenKind,
+  tokenClientId,
+  tokenRefusal,
+  tokenScopes,
+} from '../../shared/auth/token-rules.ts';
 import type { Config } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
-import { unauthorized } from './errors.ts';
+import { HttpError, unauthorized } from './errors.ts';
 import { unavailableDependency } from './unavailable.ts';
 
 /** Who is calling, after the token was verified and matched to an account. */
@@ -21,13 +29,21 @@ export interface Principal {
   accountId: string;
   accountNumber: number;
   ldid: string;
+  /** The roles this request acts with: `staff` only with the `admin` scope. */
   roles: Role[];
   claims: JWTPayload;
+  kind: TokenKind;
+  /** The client the token was issued to (ours; undefined for an external provider's token). */
+  clientId: string | undefined;
+  /** The API scopes the token holds (shared/auth/scopes.ts). */
+  scopes: ReadonlySet<string>;
 }
 
 declare module 'koa' {
   interface DefaultState {
     principal?: Principal;
+    /** The service whose router serves the request (api/app.ts): it decides the scope a token needs. */
+    service?: string;
   }
 }
 
@@ -61,8 +77,8 @@ export class TokenVerifier {
     return this.#localKeys;
   }
 
-  /** The verified claims of a token (401 otherwise): reads keys and clients, writes nothing. */
-  async #claims(token: string): Promise<JWTPayload> {
+  /** The verified claims of a token and its kind (401 otherwise): reads keys and clients, writes nothing. */
+  async signedClaims(token: string): Promise<{ payload: JWTPayload; kind: TokenKind }> {
     try {
       return await this.#verifyPayload(token);
     } catch (error) {
@@ -73,15 +89,30 @@ export class TokenVerifier {
     }
   }
 
-  /** The caller: a verified token matched to an account. */
+  /**
+   * The caller: a verified token matched to an account, refused when it no longer holds (account
+   * disabled, sessions ended, token revoked, client gone, consent withdrawn).
+   */
   async verify(token: string): Promise<Principal> {
-    const payload = await this.#claims(token);
-    const principal = await this.#account(payload);
-    if (!principal) throw unauthorized('The access token does not match an account');
-    return principal;
+    const { payload, kind } = await this.signedClaims(token);
+    const state = await this.#state(kind, payload);
+    if (!state) throw unauthorized('The access token does not match an account');
+    const refusal = tokenRefusal(kind, payload, state);
+    if (refusal) throw unauthorized(refusal);
+    const scopes = tokenScopes(kind, payload, state);
+    return {
+      accountId: state.account.id,
+      accountNumber: state.account.number,
+      ldid: state.account.ldid,
+      roles: effectiveRoles(state.account.roles, scopes),
+      claims: payload,
+      kind,
+      clientId: tokenClientId(kind, payload),
+      scopes,
+    };
   }
 
-  async #verifyPayload(token: string): Promise<JWTPayload> {
+  async #verifyPayload(token: string): Promise<{ payload: JWTPayload; kind: TokenKind }> {
     const c = this.#config;
     if (token.length > MAX_TOKEN_LENGTH) throw new joseErrors.JWTInvalid('token too long');
     const unverifiedIssuer = safeIssuer(token);
@@ -93,7 +124,7 @@ export class TokenVerifier {
         clockTolerance: c.AUTH_CLOCK_TOLERANCE_S,
         requiredClaims: ['sub', 'exp'],
       });
-      return payload;
+      return { payload, kind: 'external' };
     }
     // Audience is checked below: our access tokens (typ at+jwt, aud AUTH_AUDIENCE) or, when
     // enabled, id_tokens of our registered clients (aud = client id).
@@ -114,14 +145,14 @@ export class TokenVerifier {
     const audiences = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
     const isAccessToken =
       protectedHeader.typ?.toLowerCase() === 'at+jwt' || protectedHeader.typ?.toLowerCase() === 'application/at+jwt';
-    if (isAccessToken && audiences.includes(c.AUTH_AUDIENCE)) return payload;
+    if (isAccessToken && audiences.includes(c.AUTH_AUDIENCE)) return { payload, kind: 'access' };
     if (
       !isAccessToken &&
       c.AUTH_ACCEPT_ID_TOKENS &&
       audiences.length === 1 &&
       (await this.#isClient(audiences[0] as string))
     )
-      return payload;
+      return { payload, kind: 'id_token' };
     throw new joseErrors.JWTClaimValidationFailed('unexpected "aud" claim value', payload, 'aud', 'check_failed');
   }
 
@@ -136,28 +167,21 @@ export class TokenVerifier {
     return row !== undefined;
   }
 
-  /** The account the token names; an external user's is created the first time they are seen. */
-  async #account(payload: JWTPayload): Promise<Principal | undefined> {
+  /** The account the token names and its state; an external user's account is created the first time they are seen. */
+  async #state(kind: TokenKind, payload: JWTPayload): Promise<TokenState | undefined> {
     const sub = String(payload.sub);
-    const account =
-      payload.iss === this.#config.issuer
-        ? await findTokenAccount(this.#db, sub)
-        : (
-            await ensureExternalAccount(this.#db, {
-              issuer: String(payload.iss),
-              subject: sub,
-              email: typeof payload.email === 'string' ? payload.email : undefined,
-            })
-          ).account;
-    return (
-      account && {
-        accountId: account.id,
-        accountNumber: account.number,
-        ldid: account.ldid,
-        roles: account.roles,
-        claims: payload,
-      }
-    );
+    if (kind !== 'external')
+      return findTokenState(this.#db, {
+        sub,
+        jti: typeof payload.jti === 'string' ? payload.jti : undefined,
+        clientId: tokenClientId(kind, payload),
+      });
+    const { account } = await ensureExternalAccount(this.#db, {
+      issuer: String(payload.iss),
+      subject: sub,
+      email: typeof payload.email === 'string' ? payload.email : undefined,
+    });
+    return { account, revoked: false };
   }
 }
 
@@ -177,12 +201,44 @@ export function bearerToken(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
-/** Requires a valid bearer JWT; sets ctx.state.principal. */
+/**
+ * The caller of a request to a service, once its token holds the scope the request needs
+ * (`<service>:read` or `<service>:write`); 403 `insufficient_scope` otherwise. An id_token is a
+ * bearer on the places routes only.
+ */
+export async function authorizeBearer(
+  verifier: TokenVerifier,
+  token: string,
+  ctx: { method: string; state: { service?: string; apiKey?: { clientId: string } } },
+): Promise<Principal> {
+  const principal = await verifier.verify(token);
+  // The x-api-key names the calling application; a token issued to another one is refused with
+  // it (an external provider's tokens name no client of ours and are not bound).
+  const key = ctx.state.apiKey;
+  if (key && principal.kind !== 'external' && principal.clientId !== key.clientId)
+    throw unauthorized("The access token was issued to another application than the x-api-key's");
+  const service = ctx.state.service;
+  if (principal.kind === 'id_token' && service !== 'places')
+    throw unauthorized('An id_token is accepted on the places routes only; send an access token');
+  if (isScopedService(service)) {
+    const scope = requiredScope(service, ctx.method);
+    if (!principal.scopes.has(scope)) throw insufficientScope(scope);
+  }
+  return principal;
+}
+
+export function insufficientScope(scope: string): HttpError {
+  return new HttpError(403, 'Forbidden', `The token lacks the scope "${scope}" this request needs`, [], {
+    'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
+  });
+}
+
+/** Requires a valid bearer JWT holding the request's scope; sets ctx.state.principal. */
 export function requireBearer(verifier: TokenVerifier): Middleware {
   return async (ctx, next) => {
     const token = bearerToken(ctx.get('authorization'));
     if (!token) throw unauthorized('An Authorization: Bearer <token> header is required');
-    ctx.state.principal = await verifier.verify(token);
+    ctx.state.principal = await authorizeBearer(verifier, token, ctx);
     await next();
   };
 }

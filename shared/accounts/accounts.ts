@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { Role } from '../db/schema/accounts.ts';
+import type { AccountOrigin, Role } from '../db/schema/accounts.ts';
 import { dummyHash, hashPassword, verifyPassword } from './passwords.ts';
+import { endAccountSessions } from './revocation.ts';
 
 export interface Account {
   id: string;
@@ -16,6 +17,9 @@ export interface Account {
   country: string | null;
   image_url: string | null;
   roles: Role[];
+  token_version: number;
+  disabled_at: Date | null;
+  created_via: AccountOrigin;
   created_at: Date;
   updated_at: Date;
 }
@@ -33,6 +37,9 @@ const COLUMNS = [
   'country',
   'image_url',
   'roles',
+  'token_version',
+  'disabled_at',
+  'created_via',
   'created_at',
   'updated_at',
 ] as const;
@@ -64,6 +71,7 @@ export interface NewAccount {
   language?: string | null | undefined;
   country?: string | null | undefined;
   roles?: Role[] | undefined;
+  created_via?: AccountOrigin | undefined;
 }
 
 export class EmailTakenError extends Error {}
@@ -79,6 +87,7 @@ export async function createAccount(db: Db, input: NewAccount): Promise<Account>
     language: input.language ?? null,
     country: input.country ?? null,
     roles: input.roles ?? (['user'] as Role[]),
+    created_via: input.created_via ?? 'registration',
   };
   const row = await db
     .insertInto('accounts')
@@ -90,36 +99,86 @@ export async function createAccount(db: Db, input: NewAccount): Promise<Account>
   return (await findAccountById(db, row.id)) as Account;
 }
 
-/** The account when the email and password match; the same work is done when the email is unknown. */
+/**
+ * The account when the email and password match and it is not disabled; the same work is done
+ * when the email is unknown.
+ */
 export async function authenticate(db: Db, email: string, password: string): Promise<Account | undefined> {
   const row = await db
     .selectFrom('accounts')
-    .select(['id', 'password_hash'])
+    .select(['id', 'password_hash', 'disabled_at'])
     .where(sql`lower(email)`, '=', normalizeEmail(email))
     .executeTakeFirst();
   const ok = await verifyPassword(password, row?.password_hash ?? (await dummyHash()));
-  if (!ok || !row?.password_hash) return undefined;
+  if (!ok || !row?.password_hash || row.disabled_at) return undefined;
   return findAccountById(db, row.id);
 }
 
-/** Finds the account by email or creates it; adds the given roles (never removes any). */
+/**
+ * An operator asked to change an account that someone else registered (roles or password)
+ * without saying they meant it: whoever registered that email first may not be its owner.
+ */
+export class ForeignAccountError extends Error {
+  readonly account: Account;
+  constructor(account: Account) {
+    super(
+      `${account.email} was not created by an operator (it came from ${account.created_via === 'external' ? 'an external provider' : 'self-registration'} on ${account.created_at.toISOString().slice(0, 10)})`,
+    );
+    this.account = account;
+  }
+}
+
+/** What ensureAccountWithRoles did. */
+export interface AccountChanges {
+  account: Account;
+  created: boolean;
+  rolesAdded: Role[];
+  passwordChanged: boolean;
+  /** Sessions and grants ended because roles or the password changed (their tokens stop working). */
+  ended?: { sessions: number; grants: number };
+}
+
+/**
+ * Finds the account by email or creates it (as an operator's); adds the given roles (never removes
+ * any) and sets the password when given. Changing an account someone else registered needs
+ * `changeForeign` (ForeignAccountError otherwise); any change of roles or password ends the
+ * account's sessions, grants and tokens, so nothing issued before acts with the new roles.
+ */
 export async function ensureAccountWithRoles(
   db: Db,
-  input: { email: string; roles: Role[]; password?: string; first_name?: string; last_name?: string },
-): Promise<{ account: Account; created: boolean }> {
+  input: {
+    email: string;
+    roles: Role[];
+    password?: string;
+    first_name?: string;
+    last_name?: string;
+    changeForeign?: boolean;
+  },
+): Promise<AccountChanges> {
   const existing = await findAccountByEmail(db, input.email);
   if (!existing) {
     const roles = [...new Set<Role>(['user', ...input.roles])];
-    return { account: await createAccount(db, { ...input, roles }), created: true };
+    const account = await createAccount(db, { ...input, roles, created_via: 'operator' });
+    return { account, created: true, rolesAdded: roles, passwordChanged: Boolean(input.password) };
   }
-  const roles = [...new Set<Role>([...existing.roles, ...input.roles])];
+  const rolesAdded = [...new Set(input.roles)].filter((r) => !existing.roles.includes(r));
+  const passwordChanged = Boolean(input.password);
+  if (!rolesAdded.length && !passwordChanged) return { account: existing, created: false, rolesAdded, passwordChanged };
+  if (existing.created_via !== 'operator' && !input.changeForeign) throw new ForeignAccountError(existing);
   const update: { roles: Role[]; password_hash?: string; updated_at: ReturnType<typeof sql<Date>> } = {
-    roles,
+    roles: [...existing.roles, ...rolesAdded],
     updated_at: sql<Date>`now()`,
   };
   if (input.password) update.password_hash = await hashPassword(input.password);
   await db.updateTable('accounts').set(update).where('id', '=', existing.id).execute();
-  return { account: (await findAccountById(db, existing.id)) as Account, created: false };
+  const ended = await endAccountSessions(db, existing.id);
+  return {
+    account: (await findAccountById(db, existing.id)) as Account,
+    created: false,
+    rolesAdded,
+    passwordChanged,
+    ended,
+  };
 }
 
 /** The places service's `user` object. */
@@ -178,5 +237,6 @@ export function oidcClaims(a: Account) {
     roles: a.roles,
     ldid: a.ldid,
     user_id: a.number,
+    ver: a.token_version,
   };
 }

@@ -21,11 +21,17 @@ export interface RegisteredClient {
   client_name: string;
   redirect_uris: string[];
   client_id_issued_at: number;
+  /** Registered by staff (or an operator): users are not asked to consent. */
+  first_party: boolean;
 }
 
+/**
+ * Registers a client. Clients are third-party unless `firstParty` is set, which only staff (with
+ * the `admin` scope) and operators may ask: a third-party client's users always see a consent page.
+ */
 export async function registerClient(
   db: Db,
-  input: { client_name: string; redirect_uris: string[]; ownerAccountId?: string | undefined },
+  input: { client_name: string; redirect_uris: string[]; ownerAccountId?: string | undefined; firstParty?: boolean },
 ): Promise<RegisteredClient> {
   const id = `cl_${randomBytes(12).toString('base64url')}`;
   const secret = newSecret('cs');
@@ -37,6 +43,7 @@ export async function registerClient(
       secret_hash: hashSecret(secret),
       redirect_uris: input.redirect_uris,
       owner_account_id: input.ownerAccountId ?? null,
+      first_party: input.firstParty ?? false,
     })
     .returning(['created_at'])
     .executeTakeFirstOrThrow();
@@ -46,6 +53,7 @@ export async function registerClient(
     client_name: input.client_name,
     redirect_uris: input.redirect_uris,
     client_id_issued_at: Math.floor(row.created_at.getTime() / 1000),
+    first_party: input.firstParty ?? false,
   };
 }
 
@@ -54,17 +62,26 @@ export interface ClientRecord {
   name: string;
   secretHash: string;
   redirectUris: string[];
+  firstParty: boolean;
 }
 
 export async function findClient(db: Db, id: string): Promise<ClientRecord | undefined> {
   if (!/^[\w-]{1,100}$/.test(id)) return undefined;
   const row = await db
     .selectFrom('oauth_clients')
-    .select(['id', 'name', 'secret_hash', 'redirect_uris'])
+    .select(['id', 'name', 'secret_hash', 'redirect_uris', 'first_party'])
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return row && { id: row.id, name: row.name, secretHash: row.secret_hash, redirectUris: row.redirect_uris };
+  return (
+    row && {
+      id: row.id,
+      name: row.name,
+      secretHash: row.secret_hash,
+      redirectUris: row.redirect_uris,
+      firstParty: row.first_party,
+    }
+  );
 }
 
 /** The client when id and secret match, else undefined. */

@@ -7,6 +7,9 @@ export interface TokenAccount {
   number: number;
   ldid: string;
   roles: Role[];
+  /** Every token we issue carries it (`ver`); tokens of an older version are refused. */
+  token_version: number;
+  disabled_at: Date | null;
 }
 
 /** A user of an external OpenID provider, as its verified token names them. */
@@ -16,12 +19,74 @@ export interface ExternalIdentity {
   email?: string | undefined;
 }
 
-const FIELDS = ['id', 'number', 'ldid', 'roles'] as const;
+const FIELDS = ['id', 'number', 'ldid', 'roles', 'token_version', 'disabled_at'] as const;
 
 /** One of our accounts, by the `sub` of a token we issued. */
 export async function findTokenAccount(db: Db, id: string): Promise<TokenAccount | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
   return db.selectFrom('accounts').select(FIELDS).where('id', '=', id).executeTakeFirst();
+}
+
+/** What decides whether one of our tokens still holds, read in one query (tokenRefusal judges it). */
+export interface TokenState {
+  account: TokenAccount;
+  /** The token's id is on the revocation list. */
+  revoked: boolean;
+  /** The client the token was issued to, when it names one (undefined: unknown or revoked). */
+  client?: { firstParty: boolean } | undefined;
+  /** The user's live consent to that client, if any. */
+  consent?: { grantedAt: Date; scopes: string[] } | undefined;
+}
+
+/** The account a token of ours names, with its revocation, client and consent state. */
+export async function findTokenState(
+  db: Db,
+  token: { sub: string; jti?: string | undefined; clientId?: string | undefined },
+): Promise<TokenState | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(token.sub)) return undefined;
+  const clientId = token.clientId && /^[\w-]{1,100}$/.test(token.clientId) ? token.clientId : null;
+  const row = await db
+    .selectFrom('accounts as a')
+    .leftJoin('oauth_clients as c', (j) => j.on('c.id', '=', clientId).on('c.revoked_at', 'is', null))
+    .leftJoin('oauth_consents as g', (j) =>
+      j.onRef('g.account_id', '=', 'a.id').on('g.client_id', '=', clientId).on('g.revoked_at', 'is', null),
+    )
+    .select([
+      'a.id',
+      'a.number',
+      'a.ldid',
+      'a.roles',
+      'a.token_version',
+      'a.disabled_at',
+      'c.first_party',
+      'g.granted_at',
+      'g.scopes',
+      (eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('revoked_tokens')
+              .select('jti')
+              .where('jti', '=', token.jti ?? ''),
+          )
+          .as('revoked'),
+    ])
+    .where('a.id', '=', token.sub)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    account: {
+      id: row.id,
+      number: row.number,
+      ldid: row.ldid,
+      roles: row.roles,
+      token_version: row.token_version,
+      disabled_at: row.disabled_at,
+    },
+    revoked: Boolean(row.revoked),
+    client: row.first_party === null ? undefined : { firstParty: row.first_party },
+    consent: row.granted_at && row.scopes ? { grantedAt: row.granted_at, scopes: row.scopes } : undefined,
+  };
 }
 
 export async function findExternalAccount(db: Db, identity: ExternalIdentity): Promise<TokenAccount | undefined> {

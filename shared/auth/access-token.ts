@@ -6,7 +6,13 @@ export interface AccessTokenClaims {
   /** Account id (uuid). */
   sub: string;
   roles: Role[];
-  /** Extra claims (ldid, email, client_id, names...). */
+  /** The account's token version (migration 0050): a token of an older version is refused. */
+  ver: number;
+  /** The client the token is issued to; an x-api-key is bound to it. */
+  client_id: string;
+  /** Space-separated API scopes (shared/auth/scopes.ts). */
+  scope: string;
+  /** Extra claims (ldid, email, names...). */
   [claim: string]: unknown;
 }
 
@@ -15,6 +21,8 @@ export interface SignOptions {
   audience: string | string[];
   /** Seconds; 15 minutes by default, the tracking spec's bearer validity. */
   ttlSeconds?: number;
+  /** Another form of an existing token: the same id and expiry, so revoking one revokes both. */
+  sameAs?: { jti: string; exp: number };
 }
 
 /** Signs one of our access tokens (JWT, RS256) with the newest signing key. */
@@ -29,7 +37,7 @@ export async function signAccessToken(
     .setIssuer(options.issuer)
     .setAudience(options.audience)
     .setIssuedAt()
-    .setJti(crypto.randomUUID())
-    .setExpirationTime(`${options.ttlSeconds ?? 900}s`)
+    .setJti(options.sameAs?.jti ?? crypto.randomUUID())
+    .setExpirationTime(options.sameAs?.exp ?? `${options.ttlSeconds ?? 900}s`)
     .sign(privateKey);
 }

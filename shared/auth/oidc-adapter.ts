@@ -165,5 +165,6 @@ async function clientMetadata(db: Db, id: string): Promise<AdapterPayload | unde
     response_types: ['code', 'id_token', 'id_token token'],
     token_endpoint_auth_method: 'client_secret_basic',
     id_token_signed_response_alg: 'RS256',
+    first_party: client.firstParty,
   };
 }

@@ -3,8 +3,8 @@ import type { Context } from 'koa';
 import { requireApiKey } from '../../api/http/api-key.ts';
 import { bearerForWrites, requireBearer } from '../../api/http/auth.ts';
 import type { ServiceModule } from '../../api/service-module.ts';
-import { signAccessToken } from '../../shared/auth/access-token.ts';
-import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
+import { registerClient } from '../../shared/accounts/clients.ts';
+import { issueOperatorToken } from '../../shared/accounts/operator-tokens.ts';
 import type { Config, ServiceName } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
@@ -37,35 +37,57 @@ export async function createTestAccount(
     .executeTakeFirstOrThrow() as Promise<TestAccount>;
 }
 
-/** A valid access token for the account, signed with the test database's key. */
+const testClients = new WeakMap<Db, Promise<string>>();
+
+/** The first-party client the tests' tokens (and the tracking tests' API key) are issued to, one per database. */
+export function testClientId(db: Db): Promise<string> {
+  let id = testClients.get(db);
+  if (!id) {
+    id = registerClient(db, { client_name: 'tests', redirect_uris: ['https://app.test/cb'], firstParty: true }).then(
+      (c) => c.client_id,
+    );
+    testClients.set(db, id);
+  }
+  return id;
+}
+
+/**
+ * A valid access token for the account, signed with the test database's key: issued to the
+ * tests' first-party client with every API scope, unless told otherwise.
+ */
 export async function mintToken(
   db: Db,
   config: Config,
-  account: Pick<TestAccount, 'id' | 'roles' | 'ldid'>,
-  overrides: { ttlSeconds?: number; issuer?: string; audience?: string } = {},
+  account: Pick<TestAccount, 'id'>,
+  overrides: {
+    ttlSeconds?: number;
+    issuer?: string;
+    audience?: string;
+    clientId?: string;
+    scopes?: string[];
+    claims?: Record<string, unknown>;
+  } = {},
 ): Promise<string> {
-  const [key] = await ensureSigningKeys(db);
-  if (!key) throw new Error('no signing key');
-  return signAccessToken(
-    key,
-    { sub: account.id, roles: account.roles, ldid: account.ldid },
-    {
-      issuer: overrides.issuer ?? config.issuer,
-      audience: overrides.audience ?? config.AUTH_AUDIENCE,
-      ...(overrides.ttlSeconds !== undefined ? { ttlSeconds: overrides.ttlSeconds } : {}),
-    },
-  );
+  return issueOperatorToken(db, config, {
+    accountId: account.id,
+    clientId: overrides.clientId ?? (await testClientId(db)),
+    ...(overrides.scopes ? { scopes: overrides.scopes } : {}),
+    ...(overrides.ttlSeconds !== undefined ? { ttlSeconds: overrides.ttlSeconds } : {}),
+    ...(overrides.issuer ? { issuer: overrides.issuer } : {}),
+    ...(overrides.audience ? { audience: overrides.audience } : {}),
+    ...(overrides.claims ? { claims: overrides.claims } : {}),
+  });
 }
 
 /**
  * Test-only routes guarded like the services: writes need a bearer (places, partners,
  * catalogue), tracking calls need a bearer and x-api-key, the public share only x-api-key.
  */
-export function guardedTestService(name: ServiceName = 'tracking'): ServiceModule {
+export function guardedTestService(name: ServiceName = 'tracking', prefix = '/test'): ServiceModule {
   return {
     name,
     routers: (ctx) => {
-      const router = new Router({ prefix: '/test' });
+      const router = new Router({ prefix });
       const who = (c: Context) => ({
         accountId: c.state.principal?.accountId,
         ldid: c.state.principal?.ldid,
@@ -77,6 +99,9 @@ export function guardedTestService(name: ServiceName = 'tracking'): ServiceModul
       });
       router.post('/writes', bearerForWrites(ctx.verifier), (c) => {
         c.status = 201;
+        c.body = who(c);
+      });
+      router.get('/me', requireBearer(ctx.verifier), (c) => {
         c.body = who(c);
       });
       router.get('/tracking', requireApiKey(ctx.db), requireBearer(ctx.verifier), (c) => {
@@ -91,7 +116,7 @@ export function guardedTestService(name: ServiceName = 'tracking'): ServiceModul
 }
 
 /** Cookies of one user agent (names only: the provider's cookies all have distinct names). */
-class CookieJar {
+export class CookieJar {
   readonly #cookies = new Map<string, string>();
 
   store(res: Response): void {
@@ -121,6 +146,10 @@ export async function authorizationCode(
     password: string;
     codeChallenge?: string;
     path?: '/authorize' | '/oauth/authorize';
+    /** Scopes to ask (default: openid profile email and the tracking scopes). */
+    scope?: string;
+    /** Answer a consent page with Allow (default) or Deny. */
+    consent?: 'allow' | 'deny';
   },
 ): Promise<string> {
   const jar = new CookieJar();
@@ -138,8 +167,9 @@ export async function authorizationCode(
     client_id: opts.clientId,
     redirect_uri: opts.redirectUri,
   });
+  if (opts.scope || opts.path !== '/oauth/authorize')
+    query.set('scope', opts.scope ?? 'openid profile email tracking:read tracking:write');
   if (opts.codeChallenge) {
-    query.set('scope', 'openid profile email');
     query.set('code_challenge', opts.codeChallenge);
     query.set('code_challenge_method', 'S256');
   }
@@ -158,6 +188,19 @@ export async function authorizationCode(
   });
   while (res.status >= 300 && res.status < 400 && !res.headers.get('location')?.startsWith(opts.redirectUri))
     res = await go(res.headers.get('location') ?? '');
+  // A third-party client: the consent page.
+  if (res.status === 200) {
+    const page = await res.text();
+    const consent = /<form method="post" action="([^"]+\/consent)"/.exec(page)?.[1];
+    if (!consent) throw new Error('neither a redirect nor a consent page after signing in');
+    res = await go(consent, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, decision: opts.consent ?? 'allow' }),
+    });
+    while (res.status >= 300 && res.status < 400 && !res.headers.get('location')?.startsWith(opts.redirectUri))
+      res = await go(res.headers.get('location') ?? '');
+  }
   const code = URL.parse(res.headers.get('location') ?? '')?.searchParams.get('code');
   if (!code) throw new Error(`no code in the redirect (HTTP ${res.status})`);
   return code;

@@ -1,10 +1,9 @@
 import type { ServiceModule } from '../../api/service-module.ts';
 import { issueApiKey } from '../../shared/accounts/api-keys.ts';
-import { registerClient } from '../../shared/accounts/clients.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
 import { startTestApi, type TestApi } from './app.ts';
 import type { Res } from './places.ts';
-import type { TestAccount } from './tokens.ts';
+import { type TestAccount, testClientId } from './tokens.ts';
 
 /** A tracking user for tests: their account, bearer token and ldid (the tracking user id). */
 export type TrackingTestUser = TestAccount & { token: string };
@@ -34,11 +33,8 @@ export async function startTrackingApi(
   options: { env?: Record<string, string>; services?: ServiceModule[]; publicUrl?: boolean } = {},
 ): Promise<TrackingTestApi> {
   const api = await startTestApi(null, options);
-  const client = await registerClient(api.database.db, {
-    client_name: 'tracking tests',
-    redirect_uris: ['https://app.test/cb'],
-  });
-  const { api_key: apiKey } = await issueApiKey(api.database.db, client.client_id, 'tests');
+  // The key of the client the tests' tokens are issued to (an x-api-key is bound to its client).
+  const { api_key: apiKey } = await issueApiKey(api.database.db, await testClientId(api.database.db), 'tests');
   return {
     ...api,
     apiKey,

@@ -17,6 +17,7 @@ import * as m0045 from './0045_records.ts';
 import * as m0046 from './0046_tracking_exports.ts';
 import * as m0047 from './0047_activity_channels_bytea.ts';
 import * as m0048 from './0048_activity_streams_lz4.ts';
+import * as m0050 from './0050_accounts_consent.ts';
 import * as m0051 from './0051_places_moderation.ts';
 
 /**
@@ -42,5 +43,6 @@ export const migrations: Record<string, Migration> = {
   '0046_tracking_exports': m0046,
   '0047_activity_channels_bytea': m0047,
   '0048_activity_streams_lz4': m0048,
+  '0050_accounts_consent': m0050,
   '0051_places_moderation': m0051,
 };

@@ -21,9 +21,16 @@ export interface AccountsTable {
   roles: Generated<Role[]>;
   external_issuer: string | null;
   external_subject: string | null;
+  /** Every token we issue carries it (`ver`); bumping it ends them all. */
+  token_version: Generated<number>;
+  disabled_at: Date | null;
+  /** Who made the account: the user (registration), an operator (CLI) or an external provider. */
+  created_via: Generated<AccountOrigin>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
+
+export type AccountOrigin = 'registration' | 'operator' | 'external';
 
 export interface SigningKeysTable {
   kid: string;
@@ -45,8 +52,25 @@ export interface OAuthClientsTable {
   secret_hash: string;
   redirect_uris: string[];
   owner_account_id: string | null;
+  /** Registered by staff: no consent screen. Third-party clients always ask. */
+  first_party: Generated<boolean>;
   created_at: Generated<Date>;
   revoked_at: Date | null;
+}
+
+/** What a user allowed a third-party client (scopes), until they revoke it. */
+export interface OAuthConsentsTable {
+  account_id: string;
+  client_id: string;
+  scopes: string[];
+  granted_at: Generated<Date>;
+  revoked_at: Date | null;
+}
+
+/** Ids (`jti`) of revoked access tokens, kept until the token expires. */
+export interface RevokedTokensTable {
+  jti: string;
+  expires_at: Date;
 }
 
 export interface ApiKeysTable {
@@ -80,4 +104,6 @@ export interface AccountTables {
   oauth_clients: OAuthClientsTable;
   api_keys: ApiKeysTable;
   oidc_payloads: OidcPayloadsTable;
+  oauth_consents: OAuthConsentsTable;
+  revoked_tokens: RevokedTokensTable;
 }
