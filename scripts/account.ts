@@ -27,8 +27,8 @@ Options:
   --password <password>   set the password (to sign in on the login page), at least ${MIN_PASSWORD_LENGTH} characters
   --first-name <name>     first name of a new account
   --last-name <name>      last name of a new account
-  --client-id <id>        issue the token and API key for this existing client (default: a new
-                          first-party client "cli:<email>")
+  --client-id <id>        issue the token and API key for this existing client: a first-party one,
+                          or one the user allowed (default: a new first-party client "cli:<email>")
   --ttl <seconds>         access token lifetime (default 900, at most 86400)
   --change-existing       allow adding roles to (or setting the password of) an account that was
                           not created by an operator (someone registered it: they may not be who

@@ -382,3 +382,52 @@ test('only staff holding admin register first-party clients; tokens hold only th
   t.is(post.status, 403);
   t.is(post.headers.get('www-authenticate'), 'Bearer error="insufficient_scope", scope="tracking:write"');
 });
+
+/** Allows the attacker's app for this browser's user, through the consent page. */
+async function allow(ua: UserAgent, url: string): Promise<Response> {
+  const consent = await ua.follow(url);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await consent.text())?.[1] ?? '';
+  return ua.post(`${new URL(consent.url).pathname}/consent`, { csrf, decision: 'allow' });
+}
+
+test('the claims parameter cannot pull a profile detail the user did not allow', async (t) => {
+  const victim = await user();
+  const ua = await signedInBrowser(victim.email);
+  const scope = { scope: 'openid tracking:read', response_type: 'id_token', nonce: 'n' };
+  const back = await allow(ua, authorizeUrl(evil.client_id, EVIL_CB, scope));
+  t.regex(back.headers.get('location') ?? '', /#id_token=/);
+  // Asking the email claim by name (no `email` scope): the parameter is not supported, so the
+  // id_token carries only what the user allowed.
+  const claims = JSON.stringify({ id_token: { email: null, name: null } });
+  const res = await ua.follow(authorizeUrl(evil.client_id, EVIL_CB, { ...scope, claims }));
+  const fragment = new URLSearchParams(new URL(res.headers.get('location') ?? '').hash.slice(1));
+  const idToken = decodeJwt(fragment.get('id_token') ?? '');
+  t.is(idToken.sub, victim.id);
+  t.is(idToken.email, undefined);
+  t.is(idToken.name, undefined);
+});
+
+test('the account page: CSRF, sign-in, and withdrawing needs the signed-in user', async (t) => {
+  const victim = await user();
+  const ua = new UserAgent();
+  const page = await ua.follow('/account');
+  t.is(page.status, 200);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  t.is((await ua.post(`/account/apps/${evil.client_id}/revoke`, { decision: 'x' })).status, 400, 'no CSRF token');
+  const anonymous = await ua.post(`/account/apps/${evil.client_id}/revoke`, { csrf });
+  t.is(anonymous.status, 401);
+  t.regex(await anonymous.text(), /Sign in again/);
+  const wrong = await ua.post('/account/login', { csrf, email: victim.email, password: 'not the password' });
+  t.is(wrong.status, 401);
+  const signedIn = await ua.post('/account/login', { csrf, email: victim.email, password: PASSWORD });
+  t.is(signedIn.status, 200);
+  t.regex(await signedIn.text(), /not allowed any third-party application/);
+  // "Sign out everywhere" ends the account's tokens and this page's own session.
+  const token = await mintToken(api.database.db, api.config, victim);
+  const me = () => api.fetch('/test/me', { headers: { authorization: `Bearer ${token}` } });
+  t.is((await me()).status, 200);
+  const ended = await ua.post('/account/sessions/end', { csrf });
+  t.regex(await ended.text(), /Signed out everywhere/);
+  t.is((await me()).status, 401);
+  t.regex(await (await ua.follow('/account')).text(), /Sign in to see/);
+});

@@ -20,11 +20,6 @@ type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 const REGISTERED =
   'Your account is ready: sign in with this email and the password you chose. If this email already had an account, sign in with its password instead.';
 
-/** Claims asked one by one (OpenID Connect's `claims` parameter) that were not granted yet. */
-function askedClaims(d: Interaction): string[] {
-  return (d.prompt.details as { missingOIDCClaims?: string[] }).missingOIDCClaims ?? [];
-}
-
 /** The account signed in to the interaction's session (the consent prompt follows a login). */
 function signedIn(d: Interaction): string {
   const accountId = d.session?.accountId;
@@ -105,8 +100,6 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
     const api = scopes.filter((s) => !OIDC_SCOPES.includes(s));
     if (oidc.length) grant.addOIDCScope(oidc.join(' '));
     if (api.length) grant.addResourceScope(API_RESOURCE, api.join(' '));
-    const claims = askedClaims(d);
-    if (claims.length) grant.addOIDCClaims(claims);
     await conclude(ctx, d, { consent: { grantId: await grant.save() } });
   }
 
@@ -117,10 +110,7 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
       csrf: csrfToken(ctx),
       clientName: client.name,
       returnTo,
-      asks: [
-        ...asked.map((s) => SCOPE_DESCRIPTIONS[s] ?? s),
-        ...askedClaims(d).map((c) => `See this detail of your profile: ${c}`),
-      ],
+      asks: asked.map((s) => SCOPE_DESCRIPTIONS[s] ?? s),
       extending,
     });
     render(ctx, 200, `Allow ${client.name}?`, page, d.params.redirect_uri);
@@ -140,9 +130,7 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
     const asked = askedScopes(d, client);
     if (client.firstParty) return grantConsent(ctx, d, accountId, asked);
     const consent = await findConsent(db, accountId, client.id);
-    // Claims asked one by one (the `claims` parameter) are shown on the page each time.
-    if (consent && asked.every((s) => consent.scopes.includes(s)) && !askedClaims(d).length)
-      return grantConsent(ctx, d, accountId, asked);
+    if (consent && asked.every((s) => consent.scopes.includes(s))) return grantConsent(ctx, d, accountId, asked);
     showConsent(ctx, d, client, asked, consent !== undefined);
   });
 
