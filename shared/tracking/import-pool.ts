@@ -1,16 +1,15 @@
-import { Worker } from 'node:worker_threads';
 import { BodySyntaxError, invalid } from '../errors.ts';
+import { ThreadPool, ThreadPoolError, workerUrl } from '../runtime/thread-pool.ts';
 import type { ActivityBody, ActivityBodyRefusal } from './activity-body.ts';
 import { ImportError, type ImportErrorCode } from './formats/import-error.ts';
 import type { ImportedActivity, ImportOptions } from './formats/import-options.ts';
 
 /**
- * Activity files, and the JSON bodies of activity creates over 1 MB, are read in worker threads,
- * never on the API's event loop: fast-xml-parser and JSON.parse are synchronous, a 24-hour GPX
- * takes seconds and a 24-hour JSON body a second, during which a process would answer nothing
- * else. A small pool of our own (docs/tracking-files.md, "Imports over HTTP"): `threads` workers
- * started on demand, a bounded queue, and a time limit per task that starts when a thread takes
- * it (waiting in the queue does not count) and ends it by terminating that thread.
+ * Activity files, and the JSON bodies of activity creates over 1 MB, are read in worker threads
+ * (shared/runtime/thread-pool.ts), never on the API's event loop: fast-xml-parser and JSON.parse
+ * are synchronous, and a day-long recording would hold the loop while every other request waits
+ * (docs/tracking-files.md, "Imports over HTTP"). The queue is bounded, and a time limit per import
+ * ends its thread.
  */
 
 /** One file to read, or one activity body to parse, as posted to a worker. */
@@ -52,16 +51,6 @@ export class ImportPoolBusyError extends Error {
   }
 }
 
-interface Pending {
-  task: ImportTask;
-  resolve: (value: Done) => void;
-  reject: (error: Error) => void;
-}
-
-interface Running extends Pending {
-  timer: NodeJS.Timeout;
-}
-
 /** Counters for operators and tests: the proof that imports run off the main thread. */
 export interface ImportPoolStats {
   threads: number;
@@ -75,33 +64,27 @@ export interface ImportPoolStats {
   threadIds: number[];
 }
 
-// Node runs the .ts sources directly; a build to dist/ runs the .js next to this file.
-const WORKER_URL = new URL(
-  `./activity-import-worker.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`,
-  import.meta.url,
-);
-
 const MB = 1024 * 1024;
 
 const what = (task: ImportTask) => (task.kind === 'file' ? 'file' : 'body');
 
-/** A thread's memory cap for files and bodies up to `limitBytes`: an XML tree is about ten times its file. */
+/** A thread's memory cap for files and bodies up to `limitBytes`: an XML tree is many times its file. */
 export function importMemoryMb(limitBytes: number): number {
   return Math.max(512, Math.ceil((limitBytes * 24) / MB));
 }
 
 export class ActivityImportPool {
-  readonly #options: ImportPoolOptions;
-  readonly #idle: Worker[] = [];
-  readonly #running = new Map<Worker, Running>();
-  readonly #workers = new Set<Worker>();
-  readonly #queue: Pending[] = [];
-  readonly #threadIds = new Set<number>();
+  readonly #timeoutMs: number;
+  readonly #pool: ThreadPool<ImportTask, ImportTaskResult>;
   #counts = { completed: 0, refused: 0, timedOut: 0, crashed: 0 };
-  #closed = false;
 
   constructor(options: ImportPoolOptions) {
-    this.#options = options;
+    this.#timeoutMs = options.timeoutMs;
+    this.#pool = new ThreadPool({
+      worker: workerUrl(import.meta.url, 'activity-import-worker'),
+      name: 'activity-import',
+      ...options,
+    });
   }
 
   /** Reads a file in a worker thread; rejects with the importer's ImportError when it refuses it. */
@@ -121,127 +104,61 @@ export class ActivityImportPool {
     return done.body;
   }
 
-  #run(task: ImportTask): Promise<Done> {
-    if (this.#closed) return Promise.reject(new Error('the import pool is closed'));
-    const free = this.#idle.length + (this.#options.threads - this.#workers.size);
-    if (free <= 0 && this.#queue.length >= this.#options.maxQueue) return Promise.reject(new ImportPoolBusyError());
-    return new Promise<Done>((resolve, reject) => {
-      this.#queue.push({ task, resolve, reject });
-      this.#pump();
-    });
+  async #run(task: ImportTask): Promise<Done> {
+    let result: ImportTaskResult;
+    try {
+      result = await this.#pool.run(task);
+    } catch (error) {
+      throw this.#poolFailure(task, error);
+    }
+    if (result.ok) {
+      this.#counts.completed++;
+      return result;
+    }
+    if ('code' in result) {
+      this.#counts.refused++;
+      throw new ImportError(result.code, result.message);
+    }
+    if ('refusal' in result) {
+      this.#counts.refused++;
+      const { refusal } = result;
+      throw 'syntax' in refusal
+        ? new BodySyntaxError(refusal.syntax, refusal.prototypeMember)
+        : invalid(refusal.invalid, refusal.message);
+    }
+    throw new Error(`the import thread failed: ${result.unexpected}`);
+  }
+
+  #poolFailure(task: ImportTask, error: unknown): unknown {
+    if (!(error instanceof ThreadPoolError)) return error;
+    switch (error.reason) {
+      case 'busy':
+        return new ImportPoolBusyError();
+      case 'closed':
+        return new Error('the import pool is closed');
+      case 'timeout':
+        this.#counts.timedOut++;
+        return new ImportError(
+          'too-large',
+          `reading the ${what(task)} took longer than the ${this.#timeoutMs / 1000} s an import may take`,
+        );
+      case 'crashed': {
+        this.#counts.crashed++;
+        const { cause } = error;
+        if ((cause as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY')
+          return new ImportError('too-large', `reading the ${what(task)} needs more memory than an import may take`);
+        return cause ?? new Error('the import thread stopped');
+      }
+    }
   }
 
   stats(): ImportPoolStats {
-    return {
-      threads: this.#workers.size,
-      busy: this.#running.size,
-      queued: this.#queue.length,
-      ...this.#counts,
-      threadIds: [...this.#threadIds],
-    };
+    const { threads, busy, queued, threadIds } = this.#pool.stats();
+    return { threads, busy, queued, ...this.#counts, threadIds };
   }
 
   /** Refuses what waits and stops every thread (an import in progress is rejected). */
-  async close(): Promise<void> {
-    this.#closed = true;
-    for (const pending of this.#queue.splice(0)) pending.reject(new Error('the import pool is closed'));
-    await Promise.all([...this.#workers].map((w) => w.terminate()));
-  }
-
-  #pump(): void {
-    while (this.#queue.length > 0) {
-      const worker = this.#idle.pop() ?? (this.#workers.size < this.#options.threads ? this.#spawn() : undefined);
-      if (!worker) return;
-      this.#dispatch(worker, this.#queue.shift() as Pending);
-    }
-  }
-
-  #spawn(): Worker {
-    const worker = new Worker(WORKER_URL, {
-      name: 'activity-import',
-      resourceLimits: { maxOldGenerationSizeMb: this.#options.maxMemoryMb },
-    });
-    this.#workers.add(worker);
-    worker.on('message', (result: ImportTaskResult) => this.#settle(worker, result));
-    worker.on('error', (error) => this.#fail(worker, error));
-    worker.on('exit', () => {
-      this.#workers.delete(worker);
-      const at = this.#idle.indexOf(worker);
-      if (at >= 0) this.#idle.splice(at, 1);
-      this.#fail(worker, new Error('the import thread stopped'));
-      if (!this.#closed) this.#pump();
-    });
-    return worker;
-  }
-
-  #dispatch(worker: Worker, pending: Pending): void {
-    const timer = setTimeout(() => this.#timeout(worker), this.#options.timeoutMs);
-    this.#running.set(worker, { ...pending, timer });
-    worker.ref(); // an import in progress keeps the process alive; an idle thread does not
-    const { bytes } = pending.task;
-    // A buffer of its own is moved to the thread; a slice of a shared one (a pooled Buffer) is copied.
-    const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-    worker.postMessage(pending.task, owned && bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : []);
-  }
-
-  /** Takes the worker's current import off, if any: exactly one outcome settles it. */
-  #take(worker: Worker): Running | undefined {
-    const running = this.#running.get(worker);
-    if (!running) return undefined;
-    this.#running.delete(worker);
-    clearTimeout(running.timer);
-    return running;
-  }
-
-  #settle(worker: Worker, result: ImportTaskResult): void {
-    const running = this.#take(worker);
-    if (!running) return;
-    this.#threadIds.add(result.threadId);
-    worker.unref();
-    this.#idle.push(worker);
-    if (result.ok) {
-      this.#counts.completed++;
-      running.resolve(result);
-    } else if ('code' in result) {
-      this.#counts.refused++;
-      running.reject(new ImportError(result.code, result.message));
-    } else if ('refusal' in result) {
-      this.#counts.refused++;
-      const { refusal } = result;
-      running.reject(
-        'syntax' in refusal
-          ? new BodySyntaxError(refusal.syntax, refusal.prototypeMember)
-          : invalid(refusal.invalid, refusal.message),
-      );
-    } else {
-      running.reject(new Error(`the import thread failed: ${result.unexpected}`));
-    }
-    this.#pump();
-  }
-
-  #timeout(worker: Worker): void {
-    const running = this.#take(worker);
-    if (!running) return;
-    this.#counts.timedOut++;
-    const seconds = this.#options.timeoutMs / 1000;
-    running.reject(
-      new ImportError(
-        'too-large',
-        `reading the ${what(running.task)} took longer than the ${seconds} s an import may take`,
-      ),
-    );
-    void worker.terminate(); // its exit frees the slot, and the queue goes on with a new thread
-  }
-
-  #fail(worker: Worker, error: Error): void {
-    const running = this.#take(worker);
-    if (!running) return;
-    this.#counts.crashed++;
-    const code = (error as { code?: string }).code;
-    running.reject(
-      code === 'ERR_WORKER_OUT_OF_MEMORY'
-        ? new ImportError('too-large', `reading the ${what(running.task)} needs more memory than an import may take`)
-        : error,
-    );
+  close(): Promise<void> {
+    return this.#pool.close();
   }
 }
