@@ -91,6 +91,9 @@ if (!Number.isInteger(ttl) || ttl < 60 || ttl > 86_400) usageError('--ttl must b
 const accountActions = [args.disable, args.enable, args['end-sessions']].filter(Boolean).length;
 if (accountActions > 1) usageError('give at most one of --disable, --enable and --end-sessions');
 
+const endedText = (e: { sessions: number; grants: number }) =>
+  `ended ${e.sessions} session(s) and ${e.grants} grant(s); earlier tokens are refused`;
+
 /** What the command did, in words (printed under "done" and on stderr). */
 function changesDone(c: AccountChanges): string[] {
   const done: string[] = [];
@@ -112,8 +115,7 @@ await runCli(async (config) => {
       const id = (account as NonNullable<typeof account>).id;
       const done: string[] = [];
       if (args['end-sessions']) {
-        const ended = await endAccountSessions(db, id);
-        done.push(`ended ${ended.sessions} session(s) and ${ended.grants} grant(s); earlier tokens are refused`);
+        done.push(endedText((await endAccountSessions(db, id)) ?? { sessions: 0, grants: 0 }));
       } else {
         await setAccountDisabled(db, id, Boolean(args.disable));
         done.push(

@@ -33,40 +33,39 @@ export function accountsAdminRouter(app: AppContext): Router {
     403: { description: 'Not staff, or the token lacks the admin scope' },
     404: { description: 'No such account' },
   };
-  for (const [path, summary, disabled] of [
-    ['/:id/disable', 'Disable an account: no sign-in; its tokens, sessions and grants end at once', true],
-    ['/:id/enable', 'Enable a disabled account again', false],
-  ] as const) {
-    r.add({
+  const actions = [
+    {
       method: 'post',
-      path,
-      summary,
+      path: '/:id/disable',
+      summary: 'Disable an account: no sign-in; its tokens, sessions and grants end at once',
+      act: (id: string) => setAccountDisabled(app.db, id, true),
+    },
+    {
+      method: 'post',
+      path: '/:id/enable',
+      summary: 'Enable a disabled account again',
+      act: (id: string) => setAccountDisabled(app.db, id, false),
+    },
+    {
+      method: 'delete',
+      path: '/:id/sessions',
+      summary: 'End every session, grant and token of an account (the user must sign in again)',
+      act: async (id: string) => (await endAccountSessions(app.db, id)) !== undefined,
+    },
+  ] as const;
+  for (const { act, ...route } of actions) {
+    r.add({
+      ...route,
       security: ['bearer'],
       params,
       middleware: staff,
       responses,
       handler: async (ctx, { params: p }) => {
         requireStaff(ctx);
-        if (!(await setAccountDisabled(app.db, p.id, disabled))) throw notFound('Account not found');
+        if (!(await act(p.id))) throw notFound('Account not found');
         ctx.status = 204;
       },
     });
   }
-  r.add({
-    method: 'delete',
-    path: '/:id/sessions',
-    summary: 'End every session, grant and token of an account (the user must sign in again)',
-    security: ['bearer'],
-    params,
-    middleware: staff,
-    responses,
-    handler: async (ctx, { params: p }) => {
-      requireStaff(ctx);
-      const exists = await app.db.selectFrom('accounts').select('id').where('id', '=', p.id).executeTakeFirst();
-      if (!exists) throw notFound('Account not found');
-      await endAccountSessions(app.db, p.id);
-      ctx.status = 204;
-    },
-  });
   return r.router;
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { deleteGrants } from './revocation.ts';
 
 /** What a user allowed a third-party application. */
 export interface Consent {
@@ -71,16 +72,7 @@ export async function revokeConsent(db: Db, accountId: string, clientId: string)
       .where('client_id', '=', clientId)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    const grants = trx
-      .selectFrom('oidc_payloads')
-      .select('id')
-      .where('model', '=', 'Grant')
-      .where(sql`payload->>'accountId'`, '=', accountId)
-      .where(sql`payload->>'clientId'`, '=', clientId);
-    await trx
-      .deleteFrom('oidc_payloads')
-      .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
-      .execute();
+    await deleteGrants(trx, accountId, clientId);
     return res.numUpdatedRows > 0n;
   });
 }

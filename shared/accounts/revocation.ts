@@ -6,36 +6,51 @@ import type { Db } from '../db/database.ts';
  * bumped (so the verifier refuses the tokens already issued), and oidc-provider's sessions,
  * grants and codes of the account are deleted (so no new token comes from them). Called on a
  * password change, a role change, disabling the account, or when the user asks.
- * Returns how many sessions and grants were ended.
+ * Returns how many sessions and grants were ended (undefined: no such account).
  */
-export async function endAccountSessions(db: Db, accountId: string): Promise<{ sessions: number; grants: number }> {
+export async function endAccountSessions(
+  db: Db,
+  accountId: string,
+): Promise<{ sessions: number; grants: number } | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(accountId)) return undefined;
   return db.transaction().execute(async (trx) => {
-    await trx
+    const bumped = await trx
       .updateTable('accounts')
       .set({ token_version: sql`token_version + 1`, updated_at: sql`now()` })
       .where('id', '=', accountId)
-      .execute();
-    const grants = trx
-      .selectFrom('oidc_payloads')
-      .select('id')
-      .where('model', '=', 'Grant')
-      .where(sql`payload->>'accountId'`, '=', accountId);
-    const deleted = await trx
+      .executeTakeFirst();
+    if (bumped.numUpdatedRows === 0n) return undefined;
+    const grants = await deleteGrants(trx, accountId);
+    // Sessions, interactions and codes name the account in their payload.
+    const rest = await trx
       .deleteFrom('oidc_payloads')
-      .where((eb) =>
-        eb.or([
-          eb('grant_id', 'in', grants),
-          eb(sql`payload->>'accountId'`, '=', accountId),
-          eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)]),
-        ]),
-      )
+      .where(sql`payload->>'accountId'`, '=', accountId)
       .returning('model')
       .execute();
+    const deleted = [...grants, ...rest];
     return {
       sessions: deleted.filter((r) => r.model === 'Session').length,
       grants: deleted.filter((r) => r.model === 'Grant').length,
     };
   });
+}
+
+/**
+ * Deletes oidc-provider's grants of an account (to one client, or to all) and what was issued
+ * from them (codes, opaque tokens); returns the models of the deleted rows.
+ */
+export async function deleteGrants(db: Db, accountId: string, clientId?: string): Promise<{ model: string }[]> {
+  let grants = db
+    .selectFrom('oidc_payloads')
+    .select('id')
+    .where('model', '=', 'Grant')
+    .where(sql`payload->>'accountId'`, '=', accountId);
+  if (clientId) grants = grants.where(sql`payload->>'clientId'`, '=', clientId);
+  return db
+    .deleteFrom('oidc_payloads')
+    .where((eb) => eb.or([eb('grant_id', 'in', grants), eb.and([eb('model', '=', 'Grant'), eb('id', 'in', grants)])]))
+    .returning('model')
+    .execute();
 }
 
 /** Disables (or enables again) an account; disabling ends its tokens and sessions. False when no such account. */

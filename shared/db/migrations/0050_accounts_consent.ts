@@ -35,8 +35,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
   await sql`create index revoked_tokens_expires_idx on revoked_tokens (expires_at)`.execute(db);
   // Grants and sessions of an account are found by the account id inside oidc-provider's payload.
-  await sql`create index oidc_payloads_account_idx on oidc_payloads ((payload->>'accountId'))
-            where payload ? 'accountId'`.execute(db);
+  await sql`create index oidc_payloads_account_idx on oidc_payloads ((payload->>'accountId'))`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
