@@ -1,5 +1,6 @@
 import test from 'ava';
 import {
+  ensureTrackingUser,
   isBirthDate,
   isImageUrl,
   isLanguageCode,
@@ -114,6 +115,15 @@ test('concurrent first calls make one tracking user', async (t) => {
   t.is(new Set(all.map((r) => r.body.createdAt)).size, 1);
   const rows = await api.database.db.selectFrom('tracking_users').select('id').where('id', '=', u.ldid).execute();
   t.is(rows.length, 1);
+});
+
+test('ensureTrackingUser: many concurrent first calls for many users never fail (a conflict on either unique index)', async (t) => {
+  for (let n = 0; n < 20; n++) {
+    const u = await api.user();
+    const identity = { accountId: u.id, ldid: u.ldid, claims: {} };
+    const users = await Promise.all(Array.from({ length: 8 }, () => ensureTrackingUser(api.database.db, identity)));
+    t.is(new Set(users.map((x) => x.id)).size, 1);
+  }
 });
 
 test("the first call takes the profile from the token's claims, else from the account; invalid values are left out", async (t) => {

@@ -138,7 +138,9 @@ export async function ensureTrackingUser(db: Db, identity: TrackingIdentity): Pr
       schedule_delete: null,
       updated_at: sql<Date>`now()`,
     })
-    .onConflict((oc) => oc.column('id').doNothing())
+    // No conflict target: concurrent first calls conflict on id or on account_id, whichever index
+    // meets the other insert first, and a target covers only its own index.
+    .onConflict((oc) => oc.doNothing())
     .execute();
   const created = await findTrackingUser(db, identity.ldid);
   if (!created) throw new Error(`tracking user ${identity.ldid} was neither found nor created`);
