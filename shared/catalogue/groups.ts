@@ -1,5 +1,6 @@
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { pageOf } from '../db/paging.ts';
 import { notFoundError } from '../errors.ts';
 import type { CatalogueLanguage } from './locale.ts';
 
@@ -13,19 +14,28 @@ export interface CatalogueGroup {
   sports: number[];
 }
 
-function groupSelect(languages: readonly CatalogueLanguage[], where: RawBuilder<unknown>) {
-  return sql<CatalogueGroup>`
-    select g.id, g.slug, x.locale, g.names ->> x.locale as name,
-      coalesce((select array_agg(m.sport_id order by m.sport_id) from sport_group_members m
-        join sports s on s.id = m.sport_id and s.active where m.group_id = g.id), '{}') as sports
-    from sport_groups g
-    cross join lateral (
-      select coalesce(
-        (select l from unnest(${[...languages]}::text[]) with ordinality u(l, o) where g.names ? l order by o limit 1),
-        'en') as locale
-    ) x
-    where ${where}
-    order by g.id`;
+/** The groups, each named in the first of `languages` it has a name in (English otherwise), in id order. */
+function groupsQuery(db: Db, languages: readonly CatalogueLanguage[]) {
+  return db
+    .selectFrom('sport_groups as g')
+    .crossJoinLateral(
+      db
+        .selectNoFrom(
+          sql<string>`coalesce(
+            (select l from unnest(${[...languages]}::text[]) with ordinality u(l, o) where g.names ? l order by o limit 1),
+            'en')`.as('locale'),
+        )
+        .as('x'),
+    )
+    .select([
+      'g.id',
+      'g.slug',
+      'x.locale',
+      sql<string>`g.names ->> x.locale`.as('name'),
+      sql<number[]>`coalesce((select array_agg(m.sport_id order by m.sport_id) from sport_group_members m
+        join sports s on s.id = m.sport_id and s.active where m.group_id = g.id), '{}')`.as('sports'),
+    ])
+    .orderBy('g.id');
 }
 
 /** Every group, a page at a time, with the count of all groups. */
@@ -35,14 +45,8 @@ export async function listGroups(
   page: number,
   size: number,
 ): Promise<{ items: CatalogueGroup[]; page: number; limit: number; total: number }> {
-  const [{ rows }, count] = await Promise.all([
-    sql<CatalogueGroup>`${groupSelect(languages, sql`true`)} limit ${size} offset ${(page - 1) * size}`.execute(db),
-    db
-      .selectFrom('sport_groups')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { items: rows, page, limit: size, total: Number(count.n) };
+  const { items, total } = await pageOf(groupsQuery(db, languages), { page, limit: size });
+  return { items, page, limit: size, total };
 }
 
 /** A group by id (all digits) or slug. */
@@ -51,12 +55,11 @@ export async function groupBySlugOrId(
   key: string,
   languages: readonly CatalogueLanguage[],
 ): Promise<CatalogueGroup> {
-  const byId = /^\d{1,9}$/.test(key);
-  const { rows } = await groupSelect(
-    languages,
-    byId ? sql`g.id = ${Number(key)}` : sql`g.slug = ${key.toLowerCase()}`,
-  ).execute(db);
-  const group = rows[0];
+  const q = groupsQuery(db, languages);
+  const group = await (/^\d{1,9}$/.test(key)
+    ? q.where('g.id', '=', Number(key))
+    : q.where('g.slug', '=', key.toLowerCase())
+  ).executeTakeFirst();
   if (!group) throw notFoundError(`Unknown group ${key}`);
   return group;
 }

@@ -1,14 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { type DateBounds, type Found, type PageRequest, pageOf, whereDateBounds } from '../db/paging.ts';
 import type { ActivityRow } from './activity-store.ts';
-
-/** `after` and `before` include the bound, the `strictly_` forms exclude it (API Platform's DateFilter). */
-export interface DateBounds {
-  after?: Date;
-  before?: Date;
-  strictly_after?: Date;
-  strictly_before?: Date;
-}
 
 export const ACTIVITY_ORDERS = ['startdate', 'createdAt', 'duration', 'id'] as const;
 export type ActivityOrder = { prop: (typeof ACTIVITY_ORDERS)[number]; direction: 'asc' | 'desc' };
@@ -36,16 +29,8 @@ export function activitiesQuery(db: Db, callerId: string, filter: ActivityFilter
   if (filter.users && !filter.users.includes(callerId)) q = q.where(sql<boolean>`false`);
   if (filter.sports) q = q.where('sport_id', 'in', filter.sports);
   if (filter.trackFlag !== undefined) q = q.where('track_flag', '=', filter.trackFlag);
-  for (const [prop, column] of [
-    ['startdate', 'startdate'],
-    ['createdAt', 'created_at'],
-  ] as const) {
-    const d = filter[prop] ?? {};
-    if (d.after) q = q.where(column, '>=', d.after);
-    if (d.before) q = q.where(column, '<=', d.before);
-    if (d.strictly_after) q = q.where(column, '>', d.strictly_after);
-    if (d.strictly_before) q = q.where(column, '<', d.strictly_before);
-  }
+  q = whereDateBounds(q, 'startdate', filter.startdate);
+  q = whereDateBounds(q, 'created_at', filter.createdAt);
   const order: ActivityOrder[] = filter.order?.length ? filter.order : [{ prop: 'startdate', direction: 'desc' }];
   for (const o of order) q = q.orderBy(ORDER_COLUMNS[o.prop], o.direction);
   // Ties follow the first order's direction, so one index scan (forward or backward) serves it.
@@ -54,23 +39,11 @@ export function activitiesQuery(db: Db, callerId: string, filter: ActivityFilter
 }
 
 /** One page of the caller's activities and how many match in all. */
-export async function listActivities(
+export function listActivities(
   db: Db,
   callerId: string,
   filter: ActivityFilter,
-  paging: { page: number; limit: number },
-): Promise<{ items: ActivityRow[]; total: number }> {
-  const q = activitiesQuery(db, callerId, filter);
-  const [items, count] = await Promise.all([
-    q
-      .limit(paging.limit)
-      .offset((paging.page - 1) * paging.limit)
-      .execute(),
-    q
-      .clearSelect()
-      .clearOrderBy()
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { items, total: Number(count.n) };
+  paging: PageRequest,
+): Promise<Found<ActivityRow>> {
+  return pageOf(activitiesQuery(db, callerId, filter), paging);
 }

@@ -1,10 +1,10 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { type Found, type PageRequest, pageOf } from '../db/paging.ts';
 import type { UserDevicesTable } from '../db/schema/tracking.ts';
 import { type FieldError, invalid, notFoundError } from '../errors.ts';
 import { iri } from './iri.ts';
-import type { Found, PageRequest } from './referentials.ts';
 
 /**
  * A user's devices (`/v2/user_devices`): each is a model of the referential with one of that
@@ -144,17 +144,7 @@ export async function userDevicePage(
   if (filter.serials) q = q.where('serial', '=', sql<string>`any(${filter.serials}::text[])`);
   if (filter.modelIds) q = q.where('model_id', '=', sql<number>`any(${filter.modelIds}::int[])`);
   if (filter.firmwareIds) q = q.where('firmware_id', '=', sql<number>`any(${filter.firmwareIds}::int[])`);
-  const [items, count] = await Promise.all([
-    q
-      .selectAll()
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(p.limit)
-      .offset((p.page - 1) * p.limit)
-      .execute(),
-    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { items, total: Number(count.n) };
+  return pageOf(q.selectAll().orderBy('created_at').orderBy('id'), p);
 }
 
 /**

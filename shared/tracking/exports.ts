@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { type Selectable, sql, type Transaction } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { type Found, type PageRequest, pageOf } from '../db/paging.ts';
 import type { TrackingExportsTable } from '../db/schema/exports.ts';
 import type { Database } from '../db/schema/index.ts';
 import { conflictError, notFoundError } from '../errors.ts';
@@ -130,28 +131,16 @@ export async function requestExport(
 }
 
 /** One page of the user's exports, newest first (index tracking_exports_user_idx). */
-export async function listExports(
-  db: Db,
-  userId: string,
-  paging: { page: number; limit: number },
-): Promise<{ items: ExportRow[]; total: number }> {
-  const [items, count] = await Promise.all([
+export function listExports(db: Db, userId: string, paging: PageRequest): Promise<Found<ExportRow>> {
+  return pageOf(
     db
       .selectFrom('tracking_exports')
       .selectAll()
       .where('user_id', '=', userId)
       .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(paging.limit)
-      .offset((paging.page - 1) * paging.limit)
-      .execute(),
-    db
-      .selectFrom('tracking_exports')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('user_id', '=', userId)
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { items, total: Number(count.n) };
+      .orderBy('id', 'desc'),
+    paging,
+  );
 }
 
 /** The user's export `id`; another user's or a missing one is a 404. */

@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { type DateBounds, type Found, type PageRequest, pageOf, whereDateBounds } from '../db/paging.ts';
 import type { UserMeasuresTable } from '../db/schema/tracking.ts';
 import { type FieldError, invalid, notFoundError } from '../errors.ts';
 import { iri } from './iri.ts';
@@ -147,14 +148,6 @@ export async function deleteMeasure(db: Db, callerId: string, id: string): Promi
   if (deleted.numDeletedRows === 0n) throw notFoundError(`No user measure ${id}`);
 }
 
-/** `after` and `before` include the bound, the `strictly_` forms exclude it (API Platform's DateFilter). */
-export interface DateBounds {
-  after?: Date;
-  before?: Date;
-  strictly_after?: Date;
-  strictly_before?: Date;
-}
-
 export const MEASURE_ORDERS = ['date', 'id', 'createdAt'] as const;
 export type MeasureOrder = { prop: (typeof MEASURE_ORDERS)[number]; direction: 'asc' | 'desc' };
 
@@ -177,11 +170,7 @@ export function measuresQuery(db: Db, callerId: string, filter: MeasureFilter) {
   let q = db.selectFrom('user_measures').selectAll().where('user_id', '=', callerId);
   if (filter.users && !filter.users.includes(callerId)) q = q.where(sql<boolean>`false`);
   if (filter.datatypes) q = q.where('datatype_id', 'in', filter.datatypes);
-  const d = filter.date ?? {};
-  if (d.after) q = q.where('date', '>=', d.after);
-  if (d.before) q = q.where('date', '<=', d.before);
-  if (d.strictly_after) q = q.where('date', '>', d.strictly_after);
-  if (d.strictly_before) q = q.where('date', '<', d.strictly_before);
+  q = whereDateBounds(q, 'date', filter.date);
   const order: MeasureOrder[] = filter.order?.length ? filter.order : [{ prop: 'date', direction: 'asc' }];
   for (const o of order) q = q.orderBy(ORDER_COLUMNS[o.prop], o.direction);
   if (!order.some((o) => o.prop === 'id')) q = q.orderBy('id', 'asc');
@@ -193,19 +182,7 @@ export async function listMeasures(
   db: Db,
   callerId: string,
   filter: MeasureFilter,
-  paging: { page: number; limit: number },
-): Promise<{ items: Measure[]; total: number }> {
-  const q = measuresQuery(db, callerId, filter);
-  const [items, count] = await Promise.all([
-    q
-      .limit(paging.limit)
-      .offset((paging.page - 1) * paging.limit)
-      .execute(),
-    q
-      .clearSelect()
-      .clearOrderBy()
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { items, total: Number(count.n) };
+  paging: PageRequest,
+): Promise<Found<Measure>> {
+  return pageOf(measuresQuery(db, callerId, filter), paging);
 }

@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { type Found, type PageRequest, pageOf } from '../db/paging.ts';
 import type { UserRecordsTable } from '../db/schema/tracking.ts';
 import { notFoundError } from '../errors.ts';
 
@@ -51,25 +52,13 @@ export function recordsQuery(db: Db, callerId: string, filter: RecordFilter) {
 }
 
 /** One page of the caller's records and how many match in all. */
-export async function listRecords(
+export function listRecords(
   db: Db,
   callerId: string,
   filter: RecordFilter,
-  paging: { page: number; limit: number },
-): Promise<{ items: UserRecord[]; total: number }> {
-  const q = recordsQuery(db, callerId, filter);
-  const [items, count] = await Promise.all([
-    q
-      .limit(paging.limit)
-      .offset((paging.page - 1) * paging.limit)
-      .execute(),
-    q
-      .clearSelect()
-      .clearOrderBy()
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { items, total: Number(count.n) };
+  paging: PageRequest,
+): Promise<Found<UserRecord>> {
+  return pageOf(recordsQuery(db, callerId, filter), paging);
 }
 
 /** The caller's record `id`; another user's or a missing one is a 404 (no existence leak). */

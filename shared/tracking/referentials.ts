@@ -1,5 +1,6 @@
-import { type SelectQueryBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { type Found, type PageRequest, pageOf } from '../db/paging.ts';
 import type { LocalizedNames } from '../db/schema/referentials.ts';
 import { notFoundError } from '../errors.ts';
 
@@ -9,33 +10,12 @@ import { notFoundError } from '../errors.ts';
  * id order, paged, and counted (these tables hold tens to a few hundred rows).
  */
 
-export interface PageRequest {
-  /** 1-based. */
-  page: number;
-  limit: number;
-}
-
-/** One page of rows and the number of rows matching the filters. */
-export interface Found<T> {
-  items: T[];
-  total: number;
-}
+// Still imported from here by the API layer.
+export type { Found, PageRequest };
 
 /** Filters every referential list has: `active`, when given, keeps the rows with that flag. */
 export interface ActiveFilter {
   active?: boolean | undefined;
-}
-
-async function paged<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>, p: PageRequest): Promise<Found<O>> {
-  const [items, count] = await Promise.all([
-    q
-      .limit(p.limit)
-      .offset((p.page - 1) * p.limit)
-      .execute(),
-    q.clearSelect().clearOrderBy().select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  // Kysely cannot name the selection's type over a generic database; it is the one column above.
-  return { items, total: Number((count as { n: number }).n) };
 }
 
 async function one<T>(row: Promise<T | undefined>, what: string, id: number): Promise<T> {
@@ -59,7 +39,7 @@ const sports = (db: Db) =>
 export function sportPage(db: Db, filter: ActiveFilter, p: PageRequest): Promise<Found<SportRow>> {
   let q = sports(db);
   if (filter.active !== undefined) q = q.where('active', '=', filter.active);
-  return paged(q, p);
+  return pageOf(q, p);
 }
 
 export function sportById(db: Db, id: number): Promise<SportRow> {
@@ -87,7 +67,7 @@ const datatypes = (db: Db) =>
 export function datatypePage(db: Db, filter: ActiveFilter, p: PageRequest): Promise<Found<DatatypeRow>> {
   let q = datatypes(db);
   if (filter.active !== undefined) q = q.where('active', '=', filter.active);
-  return paged(q, p);
+  return pageOf(q, p);
 }
 
 export function datatypeById(db: Db, id: number): Promise<DatatypeRow> {
@@ -119,7 +99,7 @@ const universes = (db: Db) =>
 export function universePage(db: Db, filter: ActiveFilter, p: PageRequest): Promise<Found<UniverseRow>> {
   let q = universes(db);
   if (filter.active !== undefined) q = q.where(hasActiveSport, '=', filter.active);
-  return paged(q, p);
+  return pageOf(q, p);
 }
 
 export function universeById(db: Db, id: number): Promise<UniverseRow> {
@@ -145,7 +125,7 @@ const deviceModels = (db: Db) =>
 export function deviceModelPage(db: Db, filter: ActiveFilter, p: PageRequest): Promise<Found<DeviceModelRow>> {
   let q = deviceModels(db);
   if (filter.active !== undefined) q = q.where('active', '=', filter.active);
-  return paged(q, p);
+  return pageOf(q, p);
 }
 
 export function deviceModelById(db: Db, id: number): Promise<DeviceModelRow> {
@@ -180,7 +160,7 @@ export function firmwarePage(db: Db, filter: FirmwareFilter, p: PageRequest): Pr
   if (filter.active !== undefined) q = q.where('active', '=', filter.active);
   if (filter.isLastFirmware !== undefined) q = q.where('is_last_firmware', '=', filter.isLastFirmware);
   if (filter.modelIds) q = q.where('model_id', '=', sql<number>`any(${filter.modelIds}::int[])`);
-  return paged(q, p);
+  return pageOf(q, p);
 }
 
 export function firmwareById(db: Db, id: number): Promise<FirmwareRow> {
@@ -206,7 +186,7 @@ const connectors = (db: Db) =>
 export function connectorPage(db: Db, filter: ActiveFilter, p: PageRequest): Promise<Found<ConnectorRow>> {
   let q = connectors(db);
   if (filter.active !== undefined) q = q.where('active', '=', filter.active);
-  return paged(q, p);
+  return pageOf(q, p);
 }
 
 export function connectorById(db: Db, id: number): Promise<ConnectorRow> {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { type Found, type PageRequest, pageOf } from '../db/paging.ts';
 import type { ShareActivitiesTable } from '../db/schema/shares.ts';
 import { invalid, notFoundError } from '../errors.ts';
 import type { ActivityContent } from './activity-data.ts';
@@ -88,13 +89,11 @@ export async function revokeShare(db: Db, caller: { id: string }, token: string)
   if (!deleted || deleted.numDeletedRows === 0n) throw notFoundError('No such share (it may have been revoked)');
 }
 
-export interface ShareFilters {
+export interface ShareFilters extends PageRequest {
   /** User ids (`user`, `user[]`): only the caller's own shares can match. */
   users?: string[] | undefined;
   /** Activity ids (`activity`, `activity[]`). */
   activities?: string[] | undefined;
-  page: number;
-  limit: number;
 }
 
 /** A share with the activity it shows. */
@@ -121,23 +120,17 @@ export async function listShares(
   db: Db,
   caller: { id: string },
   filters: ShareFilters,
-): Promise<{ items: SharedActivity[]; total: number }> {
+): Promise<Found<SharedActivity>> {
   if (filters.users && !filters.users.includes(caller.id)) return { items: [], total: 0 };
   let query = db.selectFrom('share_activities').where('user_id', '=', caller.id);
   if (filters.activities) {
     if (filters.activities.length === 0) return { items: [], total: 0 };
     query = query.where('activity_id', 'in', filters.activities);
   }
-  const [shares, count] = await Promise.all([
-    query
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('token', 'desc')
-      .limit(filters.limit)
-      .offset((filters.page - 1) * filters.limit)
-      .execute(),
-    query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
+  const { items: shares, total } = await pageOf(
+    query.selectAll().orderBy('created_at', 'desc').orderBy('token', 'desc'),
+    filters,
+  );
   const ids = [...new Set(shares.map((s) => s.activity_id))];
   const activities = ids.length ? await db.selectFrom('activities').selectAll().where('id', 'in', ids).execute() : [];
   const byId = new Map(activities.map((a) => [a.id, a]));
@@ -145,7 +138,7 @@ export async function listShares(
     const row = byId.get(share.activity_id);
     return row ? [{ share, row }] : [];
   });
-  return { items, total: Number(count.n) };
+  return { items, total };
 }
 
 /** A `dataSummaries` value with its datatype's English name and unit (the share page's summary). */
