@@ -17,13 +17,30 @@ import type { ApiRouter, ResponseSpec } from './route.ts';
 type AnyObject = z.ZodObject;
 type Undef = z.ZodUndefined;
 
-/** What a handler gets: the validated request parts and the verified caller. */
-export interface OperationInput<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType> {
+/** Access levels that always verify a token: their handlers get a Principal, never undefined. */
+type VerifiedAccess = 'bearer' | 'bearer+key';
+
+/** The principal a handler gets under an access level. */
+export type PrincipalFor<A extends Access> = A extends VerifiedAccess ? Principal : Principal | undefined;
+
+/** The service's caller a handler gets under an access level (see ResourceOptions.caller). */
+export type CallerFor<A extends Access, C> = A extends VerifiedAccess ? C : C | undefined;
+
+/**
+ * How a service turns a verified principal into its own caller (the tracking user, the places
+ * caller); declared once per resource, resolved by the layer before the handler runs.
+ */
+export type CallerResolver<C> = (principal: Principal) => C | Promise<C>;
+
+/** What a handler gets: the validated request parts, the verified principal and the service's caller. */
+export interface OperationInput<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, A extends Access, C> {
   query: z.output<Q>;
   params: z.output<P>;
   body: z.output<B>;
-  /** Set when the operation's access verified a token (always, for `bearer`). */
-  principal: Principal | undefined;
+  /** Set when the operation's access verified a token (always, for `bearer` and `bearer+key`). */
+  principal: PrincipalFor<A>;
+  /** The resource's caller for that principal (undefined when no caller resolver is declared). */
+  caller: CallerFor<A, C>;
   ctx: Context;
 }
 
@@ -37,13 +54,13 @@ type ExtraErrors = Partial<Record<400 | 403 | 409 | 413 | 415 | 429, string>>;
  */
 export type Representation<R> = (result: R, ctx: Context) => unknown;
 
-interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R> {
+interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R, A extends Access, C> {
   summary: string;
   description?: string;
   query?: Q;
   body?: B;
   /** Overrides the resource's read or write access. */
-  access?: Access;
+  access?: A;
   /** Status of an invalid query (422 unless the service's spec says otherwise). */
   queryErrorStatus?: number;
   /** Errors to document besides 401 (access), 404 (item paths) and 422 (query or body). */
@@ -57,13 +74,20 @@ interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.Zo
    * is written by the representation instead of the format.
    */
   representations?: Record<string, Representation<R>>;
-  handler: (input: OperationInput<Q, P, B>) => R | Promise<R>;
+  handler: (input: OperationInput<Q, P, B, A, C>) => R | Promise<R>;
 }
 
 /** A custom operation: any method, at a path below the collection or an item. */
-interface ActionSpec<Q extends z.ZodType, P extends AnyObject, B extends z.ZodType, R>
-  extends OperationSpec<Q, P, B, R> {
-  method: HttpMethod;
+interface ActionSpec<
+  Q extends z.ZodType,
+  P extends AnyObject,
+  B extends z.ZodType,
+  R,
+  A extends Access,
+  C,
+  M extends HttpMethod,
+> extends OperationSpec<Q, P, B, R, A, C> {
+  method: M;
   /** Path after the collection path (`on: 'collection'`) or the item path (default). */
   path: string;
   on?: 'item' | 'collection';
@@ -76,7 +100,13 @@ interface ActionSpec<Q extends z.ZodType, P extends AnyObject, B extends z.ZodTy
   aliases?: HttpMethod[];
 }
 
-export interface ResourceOptions<CP extends AnyObject | Undef, IP extends AnyObject> {
+/** A resource's access for reads and for writes. */
+export interface AccessPair {
+  read: Access;
+  write: Access;
+}
+
+export interface ResourceOptions<CP extends AnyObject | Undef, IP extends AnyObject, RA extends AccessPair, C> {
   /** Collection path relative to the router prefix; may hold parameters (`/places/:place_id/activities`). */
   path: string;
   /** Parameters of the collection path, when it has some. */
@@ -91,14 +121,16 @@ export interface ResourceOptions<CP extends AnyObject | Undef, IP extends AnyObj
   jsonapi?: JsonApiView<never>;
   /** How items become JSON-LD nodes (format `hydra`). */
   hydra?: HydraView<never>;
-  access: { read: Access; write: Access };
+  access: RA;
+  /** The service's caller of a verified principal, handed to every handler (`caller`). */
+  caller?: CallerResolver<C>;
   /** Text of the documented 404 of item paths. */
   notFound?: string;
   tag?: string;
 }
 
 /** What a remove answers: nothing (204), or the body the service's spec shows. */
-interface RemoveSpec<P extends AnyObject> extends OperationSpec<Undef, P, Undef, void> {
+interface RemoveSpec<P extends AnyObject, A extends Access, C> extends OperationSpec<Undef, P, Undef, void, A, C> {
   response?: { schema: z.ZodType; body: unknown };
 }
 
@@ -107,17 +139,18 @@ interface RemoveSpec<P extends AnyObject> extends OperationSpec<Undef, P, Undef,
  * action) becomes a route with its auth, validation, standard error responses and OpenAPI entry,
  * and its result is written by the resource's format (GeoJSON, JSON:API, Hydra, plain JSON),
  * paging envelope included. Handlers return domain values; errors are the service's dialect.
+ * A write that succeeds kicks the outbox relay, so the jobs it wrote are sent at once.
  */
-export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
+export class Resource<CP extends AnyObject | Undef, IP extends AnyObject, RA extends AccessPair, C = undefined> {
   readonly #router: ApiRouter;
-  readonly #app: Pick<AppContext, 'verifier' | 'db' | 'hydra'>;
-  readonly #options: ResourceOptions<CP, IP>;
+  readonly #app: Pick<AppContext, 'verifier' | 'db' | 'hydra' | 'relay'>;
+  readonly #options: ResourceOptions<CP, IP, RA, C>;
   readonly #baseUrl: string;
 
   constructor(
     router: ApiRouter,
-    app: Pick<AppContext, 'verifier' | 'db' | 'config' | 'hydra'>,
-    options: ResourceOptions<CP, IP>,
+    app: Pick<AppContext, 'verifier' | 'db' | 'config' | 'hydra' | 'relay'>,
+    options: ResourceOptions<CP, IP, RA, C>,
   ) {
     this.#router = router;
     this.#app = app;
@@ -129,8 +162,8 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
   }
 
   /** GET on the collection: a Page (or every item) in the format's list envelope. */
-  list<Q extends z.ZodType = Undef, T = unknown>(
-    spec: OperationSpec<Q, CP, Undef, Page<T> | readonly T[]> & { item?: z.ZodType },
+  list<Q extends z.ZodType = Undef, T = unknown, A extends Access = RA['read']>(
+    spec: OperationSpec<Q, CP, Undef, Page<T> | readonly T[], A, C> & { item?: z.ZodType },
   ): this {
     const filters = spec.query instanceof z.ZodObject ? Object.keys(spec.query.shape) : [];
     const serializer = this.#serializer(filters);
@@ -153,13 +186,15 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     });
   }
 
-  get<Q extends z.ZodType = Undef, R = unknown>(spec: OperationSpec<Q, IP, Undef, R>): this {
+  get<Q extends z.ZodType = Undef, R = unknown, A extends Access = RA['read']>(
+    spec: OperationSpec<Q, IP, Undef, R, A, C>,
+  ): this {
     return this.#itemOperation('get', 'get', spec, this.#options.access.read, 200, 'The item');
   }
 
   /** POST on the collection; 201 unless the handler sets another status. */
-  create<B extends z.ZodType = Undef, R = unknown>(
-    spec: OperationSpec<Undef, CP, B, R> & { location?: (item: R) => string },
+  create<B extends z.ZodType = Undef, R = unknown, A extends Access = RA['write']>(
+    spec: OperationSpec<Undef, CP, B, R, A, C> & { location?: (item: R) => string },
   ): this {
     const serializer = this.#serializer();
     return this.#add('post', this.#options.path, this.#options.params, spec, {
@@ -179,15 +214,15 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
   }
 
   /** PUT on an item (and the spec's aliases, e.g. POST). */
-  update<B extends z.ZodType = Undef, R = unknown>(
-    spec: OperationSpec<Undef, IP, B, R> & { methods?: HttpMethod[] },
+  update<B extends z.ZodType = Undef, R = unknown, A extends Access = RA['write']>(
+    spec: OperationSpec<Undef, IP, B, R, A, C> & { methods?: HttpMethod[] },
   ): this {
     for (const method of spec.methods ?? ['put'])
       this.#itemOperation('update', method, spec, this.#options.access.write, 200, 'The updated item');
     return this;
   }
 
-  remove(spec: RemoveSpec<IP>): this {
+  remove<A extends Access = RA['write']>(spec: RemoveSpec<IP, A, C>): this {
     const response = spec.response;
     return this.#add('delete', this.#itemPath(), this.#options.itemParams, spec, {
       kind: 'remove',
@@ -202,9 +237,14 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
   }
 
   /** A custom operation; its result is written as is and documented by `response`. */
-  action<Q extends z.ZodType = Undef, P extends AnyObject = IP, B extends z.ZodType = Undef>(
-    spec: ActionSpec<Q, P, B, unknown>,
-  ): this {
+  action<
+    Q extends z.ZodType = Undef,
+    P extends AnyObject = IP,
+    B extends z.ZodType = Undef,
+    M extends HttpMethod = HttpMethod,
+    // A GET reads; every other method writes (as the access chosen below).
+    A extends Access = M extends 'get' ? RA['read'] : RA['write'],
+  >(spec: ActionSpec<Q, P, B, unknown, A, C, M>): this {
     const onItem = (spec.on ?? 'item') === 'item';
     const path = `${onItem ? this.#itemPath() : this.#options.path}${spec.path}`;
     const params = spec.params ?? (onItem ? this.#options.itemParams : this.#options.params);
@@ -222,10 +262,10 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     return this;
   }
 
-  #itemOperation<Q extends z.ZodType, B extends z.ZodType, R>(
+  #itemOperation<Q extends z.ZodType, B extends z.ZodType, R, A extends Access>(
     kind: 'get' | 'update',
     method: HttpMethod,
-    spec: OperationSpec<Q, IP, B, R>,
+    spec: OperationSpec<Q, IP, B, R, A, C>,
     access: Access,
     status: number,
     description: string,
@@ -259,11 +299,11 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
     return { schema: schema(serializer), ...(Object.keys(alternates).length ? { alternates } : {}) };
   }
 
-  #add<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R>(
+  #add<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R, A extends Access>(
     method: HttpMethod,
     path: string,
     params: P | undefined,
-    spec: OperationSpec<Q, P, B, R>,
+    spec: OperationSpec<Q, P, B, R, A, C>,
     shape: {
       kind: HydraOperationKind;
       access: Access;
@@ -318,7 +358,12 @@ export class Resource<CP extends AnyObject | Undef, IP extends AnyObject> {
       responses: { ...this.#typed(shape.success), ...this.#typed(spec.responses ?? {}), ...errors },
       handler: async (ctx, input) => {
         if (shape.status) ctx.status = shape.status;
-        const result = await spec.handler({ ...input, principal: ctx.state.principal, ctx } as OperationInput<Q, P, B>);
+        const principal = ctx.state.principal;
+        const resolve = this.#options.caller;
+        const caller = principal && resolve ? await resolve(principal) : undefined;
+        // The access middleware ran: a `bearer` operation has its principal (PrincipalFor).
+        const result = await spec.handler({ ...input, principal, caller, ctx } as OperationInput<Q, P, B, A, C>);
+        if (method !== 'get' && ctx.status < 400) this.#app.relay.kick();
         const type = negotiates ? (negotiate(ctx.get('accept'), offered) ?? contentType) : contentType;
         const representation = representations[type];
         if (representation) {

@@ -6,11 +6,9 @@ import {
   searchPartners,
   updatePartnerAs,
 } from '../../shared/partners/partner-service.ts';
-import { type PartnerCaller, partnerCallerFrom } from '../../shared/partners/permissions.ts';
+import { partnerCallerFrom } from '../../shared/partners/permissions.ts';
 import { MAX_PAGE, PAGE_SIZE } from '../../shared/partners/search-query.ts';
 import type { AppContext } from '../context.ts';
-import type { Principal } from '../http/auth.ts';
-import { unauthorized } from '../http/errors.ts';
 import { type Page, SerializedItems } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
@@ -78,11 +76,6 @@ const searchQuery = z.object({
 
 const idParams = z.object({ partner_id: z.string().min(1).max(200) });
 
-function callerOf(principal: Principal | undefined): PartnerCaller {
-  if (!principal) throw unauthorized();
-  return partnerCallerFrom(principal);
-}
-
 /** /api/v1/partners: public reads, staff-only writes (docs/partners.md). */
 export function partnersResource(router: ApiRouter, app: AppContext) {
   const { db, pool } = app;
@@ -93,6 +86,7 @@ export function partnersResource(router: ApiRouter, app: AppContext) {
     format: 'json',
     item: partnerSchema,
     access: { read: 'public', write: 'bearer' },
+    caller: partnerCallerFrom,
     notFound: 'No such partner',
   })
     .list({
@@ -125,7 +119,7 @@ export function partnersResource(router: ApiRouter, app: AppContext) {
       body: partnerBody,
       errors: { 403: 'Not a staff account', 409: 'slug already used' },
       location: (p) => `/api/v1/partners/${(p as { uuid: string }).uuid}`,
-      handler: ({ body, principal }) => createPartnerAs(db, callerOf(principal), body.partner),
+      handler: ({ body, caller }) => createPartnerAs(db, caller, body.partner),
     })
     .action({
       // PUT is the spec's example; one description shows POST on this path: same route.
@@ -138,14 +132,14 @@ export function partnersResource(router: ApiRouter, app: AppContext) {
       body: partnerBody,
       errors: { 403: 'Not a staff account' },
       response: z.object({ partner: partnerSchema }),
-      handler: async ({ params, body, principal }) => ({
-        partner: await updatePartnerAs(db, callerOf(principal), params.partner_id, body.partner),
+      handler: async ({ params, body, caller }) => ({
+        partner: await updatePartnerAs(db, caller, params.partner_id, body.partner),
       }),
     })
     .remove({
       summary: 'Delete a partner (staff)',
       description: 'Places whose `partner` named it lose that slug (set to null). Answers 204.',
       errors: { 403: 'Not a staff account' },
-      handler: ({ params, principal }) => deletePartnerAs(db, callerOf(principal), params.partner_id),
+      handler: ({ params, caller }) => deletePartnerAs(db, caller, params.partner_id),
     });
 }

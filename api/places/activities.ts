@@ -10,10 +10,11 @@ import {
   upsertActivitiesAs,
   visibleActivity,
 } from '../../shared/places/activity-service.ts';
+import { callerFrom } from '../../shared/places/permissions.ts';
 import type { AppContext } from '../context.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { callerOf, DELETED, viewerOf } from './common.ts';
+import { DELETED } from './common.ts';
 import { activityBody, activitySchema, messageSchema } from './schemas.ts';
 
 const placeParams = z.object({ place_id: z.string().min(1).max(200) });
@@ -32,12 +33,13 @@ export function activitiesResource(router: ApiRouter, app: AppContext) {
     format: 'json',
     item: activitySchema,
     access: { read: 'optional', write: 'bearer' },
+    caller: callerFrom,
     notFound: 'No such place or activity',
   })
     .list({
       summary: "A place's activities (filter values flat beside sport_id and tags)",
       item: z.record(z.string(), z.unknown()),
-      handler: ({ params, principal }) => listActivities(db, config, params.place_id, viewerOf(principal)),
+      handler: ({ params, caller }) => listActivities(db, config, params.place_id, caller),
     })
     .create({
       summary: 'Add one activity to a place',
@@ -45,7 +47,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext) {
         'Any signed-in user may add an activity to a place they can see (crowdsourcing). Tags and filter values must be allowed for the sport (422 with the path of each problem); a second activity of the same sport is a 409 (update it with PUT).',
       body: activityBody,
       errors: { 409: 'The place already has an activity of this sport' },
-      handler: ({ params, body, principal }) => addActivityAs(db, config, callerOf(principal), params.place_id, body),
+      handler: ({ params, body, caller }) => addActivityAs(db, config, caller, params.place_id, body),
     })
     .action({
       method: 'put',
@@ -56,8 +58,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext) {
         'Body `{activities: [...]}`; each element names its sport_id. Existing activities are updated (tags replaced, filter values merged, null removes one); the others are created. All-or-nothing: any invalid element is a 422 and nothing changes. Returns every activity of the place.',
       body: z.strictObject({ activities: z.array(activityBody).min(1).max(50) }),
       response: z.array(activitySchema),
-      handler: ({ params, body, principal }) =>
-        upsertActivitiesAs(db, config, callerOf(principal), params.place_id, body.activities),
+      handler: ({ params, body, caller }) => upsertActivitiesAs(db, config, caller, params.place_id, body.activities),
     })
     .update({
       // PUT is the listed method; the spec's examples also show POST on this path: same route.
@@ -66,23 +67,22 @@ export function activitiesResource(router: ApiRouter, app: AppContext) {
       description:
         'Accepts tags (replaced), photo_reference and filter values (merged; null removes one). sport_id and user are immutable: sending a different sport_id or any user is a 422. 404 when the place has no activity of this sport.',
       body: activityBody,
-      handler: ({ params, body, principal }) =>
-        updateActivityAs(db, config, callerOf(principal), params.place_id, params.sport_id, body),
+      handler: ({ params, body, caller }) =>
+        updateActivityAs(db, config, caller, params.place_id, params.sport_id, body),
     })
     .remove({
       summary: 'Delete one activity',
       description: 'Allowed to the creator of the activity, the creator of the place and staff; others get 403.',
       errors: { 403: 'Not allowed' },
       response: { schema: messageSchema, body: DELETED },
-      handler: ({ params, principal }) => deleteActivityAs(db, callerOf(principal), params.place_id, params.sport_id),
+      handler: ({ params, caller }) => deleteActivityAs(db, caller, params.place_id, params.sport_id),
     })
     .action({
       method: 'get',
       path: '/tags',
       summary: "An activity's tags",
       response: tags,
-      handler: async ({ params, principal }) =>
-        (await visibleActivity(db, params.place_id, params.sport_id, viewerOf(principal))).tags,
+      handler: async ({ params, caller }) => (await visibleActivity(db, params.place_id, params.sport_id, caller)).tags,
     })
     .action({
       method: 'post',
@@ -92,8 +92,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext) {
         'Body `{slug}`; the tag must be allowed for the sport (422). Adding a tag already there changes nothing. Answers every tag now on the activity.',
       body: z.strictObject({ slug: tagSlug }),
       response: tags,
-      handler: ({ params, body, principal }) =>
-        addActivityTag(db, callerOf(principal), params.place_id, params.sport_id, body.slug),
+      handler: ({ params, body, caller }) => addActivityTag(db, caller, params.place_id, params.sport_id, body.slug),
     })
     .action({
       method: 'delete',
@@ -101,8 +100,8 @@ export function activitiesResource(router: ApiRouter, app: AppContext) {
       params: activityParams.extend({ slug: tagSlug }),
       summary: 'Remove a tag from an activity',
       response: messageSchema,
-      handler: async ({ params, principal }) => {
-        await removeActivityTag(db, callerOf(principal), params.place_id, params.sport_id, params.slug);
+      handler: async ({ params, caller }) => {
+        await removeActivityTag(db, caller, params.place_id, params.sport_id, params.slug);
         return DELETED;
       },
     });
@@ -119,11 +118,12 @@ export function placeTagsResource(router: ApiRouter, app: AppContext) {
     format: 'json',
     item: z.string(),
     access: { read: 'optional', write: 'bearer' },
+    caller: callerFrom,
     notFound: 'No such place or activity',
   })
     .list({
       summary: 'Tags of all activities of a place (short form)',
-      handler: ({ params, principal }) => placeTags(db, params.place_id, viewerOf(principal)),
+      handler: ({ params, caller }) => placeTags(db, params.place_id, caller),
     })
     .action({
       method: 'post',
@@ -132,7 +132,6 @@ export function placeTagsResource(router: ApiRouter, app: AppContext) {
       summary: 'Add a tag to one activity of a place (short form; body names sport_id)',
       body: z.strictObject({ slug: tagSlug, sport_id: z.union([z.number().int(), z.string()]) }),
       response: tags,
-      handler: ({ params, body, principal }) =>
-        addActivityTag(db, callerOf(principal), params.place_id, body.sport_id, body.slug),
+      handler: ({ params, body, caller }) => addActivityTag(db, caller, params.place_id, body.sport_id, body.slug),
     });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { linkSchema } from '../../shared/places/links.ts';
+import { callerFrom } from '../../shared/places/permissions.ts';
 import {
   createPlaceAs,
   deletePlaceAs,
@@ -11,7 +12,7 @@ import {
 import type { AppContext } from '../context.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { acceptLanguage, callerOf, DELETED, readLocaleOf, viewerOf } from './common.ts';
+import { acceptLanguage, DELETED, readLocaleOf } from './common.ts';
 import { activityBody, messageSchema, placeSchema } from './schemas.ts';
 import { searchOperation } from './search.ts';
 
@@ -67,6 +68,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
     format: 'geojson',
     item: placeSchema,
     access: { read: 'optional', write: 'bearer' },
+    caller: callerFrom,
     notFound: 'No such place (or not visible)',
   })
     .list(searchOperation(app))
@@ -80,15 +82,13 @@ export function placesResource(router: ApiRouter, app: AppContext) {
         "Places the token's user added that staff have not approved or rejected yet, and approved places carrying the user's pending edit (in `pending_edits`), most recently submitted first. Staff may pass `all=true` to list everyone's (the moderation queue).",
       query: z.object({ all: z.enum(['true', 'false']).optional() }),
       response: z.array(placeSchema),
-      handler: ({ query, principal, ctx }) =>
-        pendingFeatures(db, config, callerOf(principal), query.all === 'true', readLocaleOf(ctx)),
+      handler: ({ query, ctx, caller }) => pendingFeatures(db, config, caller, query.all === 'true', readLocaleOf(ctx)),
     })
     .get({
       summary: 'One place by uuid or slug',
       description:
         "Approved places are public. A pending or rejected place is shown only to its creator and to staff (send the token); others get 404. `notes` is in the Accept-Language locale, else en. `pending_edits` lists the changes waiting for staff: the caller's own, every one for staff, none for others.",
-      handler: ({ params, principal, ctx }) =>
-        placeFeature(db, config, params.place_id, viewerOf(principal), readLocaleOf(ctx)),
+      handler: ({ params, ctx, caller }) => placeFeature(db, config, params.place_id, caller, readLocaleOf(ctx)),
     })
     .create({
       summary: 'Add a place (variant A: external_place_id; variant B: geometry, name, country)',
@@ -104,8 +104,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
         200: { description: 'Variant A: the existing place with the added activities', schema: placeSchema },
       },
       location: (place) => `/api/v1/places/${(place as { properties: { uuid: string } }).properties.uuid}`,
-      handler: async ({ body, principal, ctx }) => {
-        const caller = callerOf(principal);
+      handler: async ({ body, ctx, caller }) => {
         const { uuid, created } = await createPlaceAs(db, caller, body, acceptLanguage(ctx));
         if (!created) ctx.status = 200;
         return placeFeature(db, config, uuid, caller, readLocaleOf(ctx));
@@ -122,8 +121,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       ].join('\n\n'),
       body: putBody,
       errors: { 403: 'Not allowed to change this place or field' },
-      handler: async ({ params, body, principal, ctx }) => {
-        const caller = callerOf(principal);
+      handler: async ({ params, body, ctx, caller }) => {
         const uuid = await updatePlaceAs(db, caller, params.place_id, body, acceptLanguage(ctx));
         return placeFeature(db, config, uuid, caller, readLocaleOf(ctx), { userAsList: true });
       },
@@ -134,7 +132,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
         'Only the creator may delete a place. Another caller gets 403 when the place is visible to them (approved, or any place for staff) and 404 otherwise (a pending place of someone else is not disclosed).',
       errors: { 403: 'Not the creator' },
       response: { schema: messageSchema, body: DELETED },
-      handler: ({ params, principal }) => deletePlaceAs(db, callerOf(principal), params.place_id),
+      handler: ({ params, caller }) => deletePlaceAs(db, caller, params.place_id),
     });
   for (const [action, status] of [
     ['approve', 'approved'],
@@ -158,8 +156,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
           : {}),
       },
       response: placeSchema,
-      handler: async ({ params, query, principal, ctx }) => {
-        const caller = callerOf(principal);
+      handler: async ({ params, query, ctx, caller }) => {
         const reviewed = (query as { revision?: string } | undefined)?.revision;
         const uuid = await moderatePlace(db, caller, params.place_id, status, reviewed);
         return placeFeature(db, config, uuid, caller, readLocaleOf(ctx));

@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { callerFrom } from '../../shared/places/permissions.ts';
 import { allowOnSport, disallowOnSport, placeSport, placeSports, type RuleKind } from '../../shared/places/sports.ts';
 import type { AppContext } from '../context.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { callerOf, DELETED } from './common.ts';
+import { DELETED } from './common.ts';
 import { messageSchema } from './schemas.ts';
 
 const sportSchema = z.object({
@@ -31,6 +32,7 @@ export function placeSportsResource(router: ApiRouter, app: AppContext) {
     format: 'json',
     item: sportSchema,
     access: { read: 'public', write: 'bearer' },
+    caller: callerFrom,
     notFound: 'Unknown sport',
   })
     .action({
@@ -60,8 +62,7 @@ export function placeSportsResource(router: ApiRouter, app: AppContext) {
         body: z.strictObject({ slug }),
         errors: { 403: 'Not a staff account' },
         response: z.array(z.string()),
-        handler: ({ params, body, principal }) =>
-          allowOnSport(db, callerOf(principal), kind, params.sport_id, body.slug),
+        handler: ({ params, body, caller }) => allowOnSport(db, caller, kind, params.sport_id, body.slug),
       })
       .action({
         method: 'delete',
@@ -71,8 +72,8 @@ export function placeSportsResource(router: ApiRouter, app: AppContext) {
         description: 'Activities keep the values they already have; new writes are checked against the new list.',
         errors: { 403: 'Not a staff account' },
         response: messageSchema,
-        handler: async ({ params, principal }) => {
-          await disallowOnSport(db, callerOf(principal), kind, params.sport_id, params.slug);
+        handler: async ({ params, caller }) => {
+          await disallowOnSport(db, caller, kind, params.sport_id, params.slug);
           return DELETED;
         },
       });

@@ -23,7 +23,7 @@ import { contextIri, itemIri } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { activityFileRepresentations, activityFiles, activityImportPool, poolFailure } from './activity-files.ts';
-import { trackingCaller } from './identity.ts';
+import { trackingCallerOf } from './identity.ts';
 import {
   dateFilterOf,
   dateFilterShape,
@@ -347,7 +347,6 @@ const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
 /** /v2/activities: the caller's activities (create, list, read with streams, update, delete). */
 export function activitiesResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  const caller = (principal: Parameters<typeof trackingCaller>[1]) => trackingCaller(app, principal);
   const detail = (jsonLd: boolean) => (found: unknown, _ctx: Context) =>
     activityDocument(found as { row: ActivityRow; content: ActivityContent }, jsonLd);
   // Files (docs/tracking-files.md): declared first, so their routes are matched before the JSON ones.
@@ -360,6 +359,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
     item: activitySchema,
     hydra: activityView as HydraView<never>,
     access: { read: 'bearer+key', write: 'bearer+key' },
+    caller: trackingCallerOf(app),
     notFound: 'No such activity (or not yours)',
     tag: 'tracking',
   })
@@ -368,8 +368,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       description:
         "Only the caller's activities. `user` / `user[]` and `sport` / `sport[]` take IRIs or bare ids; `startdate[...]` and `createdAt[...]` take `after`, `before` (inclusive), `strictly_after`, `strictly_before`; `trackFlag=true|false`; `order[startdate|createdAt|duration|id]=asc|desc` (default: startdate descending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
-      handler: async ({ query, principal, ctx }) => {
-        const user = await caller(principal);
+      handler: async ({ query, ctx, caller: user }) => {
         const found = await listActivities(
           db,
           user.id,
@@ -392,14 +391,11 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       body: createBody,
       errors: { 413: 'The body is larger than ACTIVITY_BODY_LIMIT' },
       location: (a) => iri('activities', (a as ActivityRow).id),
-      handler: async ({ body, principal, ctx }) => {
+      handler: async ({ body, ctx, caller }) => {
         const streams = parsedStreams.get(ctx);
         if (!streams) throw new Error('POST /v2/activities: the body was not read by its route reader');
         const input = activityInputFromJson(body, streams);
-        const user = await caller(principal);
-        const row = await createActivity(db, user.id, input);
-        app.relay.kick();
-        return row;
+        return createActivity(db, caller.id, input);
       },
     })
     .get({
@@ -409,15 +405,14 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
         'application/json': detail(false),
         ...activityFileRepresentations,
       },
-      handler: async ({ params, principal }) => findActivityContent(db, (await caller(principal)).id, params.id),
+      handler: async ({ params, caller }) => findActivityContent(db, caller.id, params.id),
     })
     .update({
       summary: 'Change the name, comment, tags, images, thumbnail or sport of an activity of the caller',
       description:
         'The fields sent replace their values; the others stay. Every other Activity field is fixed at the creation: sent back, it is ignored. A change of sport must name an existing sport.',
       body: updateBody,
-      handler: async ({ params, body, principal }) => {
-        const user = await caller(principal);
+      handler: async ({ params, body, caller: user }) => {
         const row = await updateActivity(db, user.id, params.id, {
           ...(body.name !== undefined ? { name: body.name } : {}),
           ...(body.comment !== undefined ? { comment: body.comment } : {}),
@@ -426,15 +421,13 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
           ...(body.thumbnail !== undefined ? { thumbnail: body.thumbnail } : {}),
           ...(body.sport !== undefined ? { sportId: body.sport } : {}),
         });
-        app.relay.kick();
         return row;
       },
     })
     .remove({
       summary: 'Delete an activity of the caller, with its streams and records',
-      handler: async ({ params, principal }) => {
-        await deleteActivity(db, (await caller(principal)).id, params.id);
-        app.relay.kick();
+      handler: async ({ params, caller }) => {
+        await deleteActivity(db, caller.id, params.id);
       },
     });
   files.document();

@@ -14,7 +14,7 @@ import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCaller } from './identity.ts';
+import { trackingCallerOf } from './identity.ts';
 import {
   dateTime,
   integerIriOf,
@@ -98,6 +98,7 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
     item: deviceSchema,
     hydra: deviceView as HydraView<never>,
     access: { read: 'bearer+key', write: 'bearer+key' },
+    caller: trackingCallerOf(app),
     notFound: 'No such device (a caller sees only their own)',
     tag: 'tracking devices',
   })
@@ -106,8 +107,7 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
       description:
         'Oldest first. Filters (each also as `name[]`, several values match any): `user` (only the caller has devices here: another user finds none), `serial`, `model`, `firmware` (IRIs or ids).',
       query: listQuery,
-      handler: async ({ query, principal }) => {
-        const caller = await trackingCaller(app, principal);
+      handler: async ({ query, caller }) => {
         const { items, total } = await userDevicePage(
           db,
           caller,
@@ -128,8 +128,8 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
         "`serial`, `model` and `firmware` (a firmware of that model) are required; `user`, when sent, must be the caller's IRI. A user registers a model and serial once (422 on `serial` naming the device already there).",
       body: createBody,
       location: (d) => iri('user_devices', (d as UserDeviceRow).id),
-      handler: async ({ body, principal }) =>
-        createUserDevice(db, await trackingCaller(app, principal), {
+      handler: async ({ body, caller }) =>
+        createUserDevice(db, caller, {
           serial: body.serial,
           modelId: body.model,
           firmwareId: body.firmware,
@@ -140,15 +140,15 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
     })
     .get({
       summary: 'One device of the caller',
-      handler: async ({ params, principal }) => userDeviceOf(db, await trackingCaller(app, principal), params.id),
+      handler: async ({ params, caller }) => userDeviceOf(db, caller, params.id),
     })
     .update({
       summary: 'Change a device of the caller',
       description:
         'Fields not sent stay as they are; a new `model` needs a `firmware` of that model. Read-only fields are ignored, unknown ones are a 422.',
       body: updateBody,
-      handler: async ({ params, body, principal }) =>
-        updateUserDevice(db, await trackingCaller(app, principal), params.id, {
+      handler: async ({ params, body, caller }) =>
+        updateUserDevice(db, caller, params.id, {
           serial: body.serial,
           modelId: body.model,
           firmwareId: body.firmware,
@@ -160,6 +160,6 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
     .remove({
       summary: 'Delete a device of the caller',
       description: 'Its activities stay, with `userDevice` null. Answers 204.',
-      handler: async ({ params, principal }) => deleteUserDevice(db, await trackingCaller(app, principal), params.id),
+      handler: async ({ params, caller }) => deleteUserDevice(db, caller, params.id),
     });
 }

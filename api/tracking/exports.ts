@@ -23,7 +23,7 @@ import type { HydraView } from '../http/formats/format.ts';
 import { hydraSerializer } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCaller } from './identity.ts';
+import { trackingCallerOf } from './identity.ts';
 import { dateTimeOut, pagingShape, writeBody } from './schemas.ts';
 
 /**
@@ -127,14 +127,10 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     item: exportSchema,
     hydra: view as HydraView<never>,
     access: { read: 'bearer+key' as const, write: 'bearer+key' as const },
+    caller: trackingCallerOf(app),
     tag: 'tracking',
   };
-  const caller = (principal: Parameters<typeof trackingCaller>[1]) => trackingCaller(app, principal);
-  const start = async (principal: Parameters<typeof trackingCaller>[1], format: 'gpx') => {
-    const row = await requestExport(db, (await caller(principal)).id, format, config.EXPORT_TTL_S);
-    app.relay.kick();
-    return row;
-  };
+  const start = (userId: string, format: 'gpx') => requestExport(db, userId, format, config.EXPORT_TTL_S);
 
   new Resource(router, app, {
     ...common,
@@ -147,8 +143,8 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
       summary: "The caller's exports, newest first",
       description: 'Paging: `page`, `limit` (default 30, at most 100).',
       query: z.object(pagingShape),
-      handler: async ({ query, principal }) => {
-        const found = await listExports(db, (await caller(principal)).id, query);
+      handler: async ({ query, caller }) => {
+        const found = await listExports(db, caller.id, query);
         return { ...found, page: query.page, limit: query.limit };
       },
     })
@@ -158,16 +154,16 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
       body: createBody,
       errors: { 409: 'An export is in progress, or the caller holds the most exports allowed' },
       location: (row) => `${EXPORTS_PATH}/${(row as ExportRow).id}`,
-      handler: ({ body, principal }) => start(principal, body?.format ?? 'gpx'),
+      handler: ({ body, caller }) => start(caller.id, body?.format ?? 'gpx'),
     })
     .get({
       summary: 'One export of the caller: its status, progress and, once done, its download link',
-      handler: async ({ params, principal }) => findExport(db, (await caller(principal)).id, params.id),
+      handler: async ({ params, caller }) => findExport(db, caller.id, params.id),
     })
     .remove({
       summary: 'Delete an export of the caller and its file (the link stops working)',
-      handler: async ({ params, principal }) => {
-        await deleteExport(db, config.STORAGE_DIR, (await caller(principal)).id, params.id);
+      handler: async ({ params, caller }) => {
+        await deleteExport(db, config.STORAGE_DIR, caller.id, params.id);
       },
     });
 
@@ -188,9 +184,9 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     body: createBody,
     errors: { 409: 'An export is in progress, or the caller holds the most exports allowed' },
     response: serializer.itemSchema(exportSchema),
-    handler: async ({ params, body, principal, ctx }) => {
-      if (params.id !== (await caller(principal)).id) throw notFound('No such user (or not you)');
-      const row = await start(principal, body?.format ?? 'gpx');
+    handler: async ({ params, body, ctx, caller }) => {
+      if (params.id !== caller.id) throw notFound('No such user (or not you)');
+      const row = await start(caller.id, body?.format ?? 'gpx');
       ctx.set('Location', `${config.PUBLIC_URL}${EXPORTS_PATH}/${row.id}`);
       return serializer.item(row, { baseUrl: config.PUBLIC_URL, path: ctx.path, querystring: '', query: {} });
     },

@@ -2,12 +2,22 @@ import { ensureTrackingUser, type TrackingUser } from '../../shared/tracking/use
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../http/auth.ts';
 import { unauthorized } from '../http/errors.ts';
+import type { CallerResolver } from '../http/resource.ts';
 
 /**
- * The tracking user making the call (every tracking operation but the share page has access
- * `bearer+key`, so a principal is there); created on their first call.
+ * The tracking service's caller: the tracking user of the verified principal, created on their
+ * first call. Tracking resources declare it (`caller`), so their handlers get the user.
  */
-export function trackingCaller(app: Pick<AppContext, 'db'>, principal: Principal | undefined): Promise<TrackingUser> {
+export function trackingCallerOf(app: Pick<AppContext, 'db'>): CallerResolver<TrackingUser> {
+  return (principal) =>
+    ensureTrackingUser(app.db, { accountId: principal.accountId, ldid: principal.ldid, claims: principal.claims });
+}
+
+/** The same, for the routes still registered outside the resource layer (file imports, uploads). */
+export async function trackingCaller(
+  app: Pick<AppContext, 'db'>,
+  principal: Principal | undefined,
+): Promise<TrackingUser> {
   if (!principal) throw unauthorized();
-  return ensureTrackingUser(app.db, { accountId: principal.accountId, ldid: principal.ldid, claims: principal.claims });
+  return trackingCallerOf(app)(principal);
 }

@@ -15,7 +15,7 @@ import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCaller } from './identity.ts';
+import { trackingCallerOf } from './identity.ts';
 import {
   dateFilterOf,
   dateFilterShape,
@@ -95,7 +95,6 @@ const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
 /** /v2/user_measures: the caller's body measures (create, list, read, update, delete). */
 export function measuresResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  const caller = (principal: Parameters<typeof trackingCaller>[1]) => trackingCaller(app, principal);
   new Resource(router, app, {
     path: '/user_measures',
     itemPath: '/:id',
@@ -104,6 +103,7 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
     item: measureSchema,
     hydra: measureView as HydraView<never>,
     access: { read: 'bearer+key', write: 'bearer+key' },
+    caller: trackingCallerOf(app),
     notFound: 'No such user measure (or not yours)',
     tag: 'tracking',
   })
@@ -112,8 +112,7 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
       description:
         "Only the caller's measures. `datatype` / `datatype[]` take IRIs or bare ids; `date[after|before|strictly_after|strictly_before]` bound the date; `order[date|id|createdAt]=asc|desc` (default: date ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
-      handler: async ({ query, principal, ctx }) => {
-        const user = await caller(principal);
+      handler: async ({ query, ctx, caller: user }) => {
         const found = await listMeasures(
           db,
           user.id,
@@ -134,8 +133,7 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
         "`user` must be the caller's own IRI and `datatype` an active datatype (422 otherwise); `value` is in the datatype's unit, finite, within ±1e12, not negative for units that cannot be (g, kg, cm, bpm, %, s...), 0 or 1 for booleans; `date` has an offset.",
       body: createBody,
       location: (m) => iri('user_measures', (m as Measure).id),
-      handler: async ({ body, principal }) => {
-        const user = await caller(principal);
+      handler: async ({ body, caller: user }) => {
         return createMeasure(db, user.id, {
           userId: body.user,
           datatypeId: body.datatype,
@@ -146,14 +144,13 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
     })
     .get({
       summary: 'One measure of the caller',
-      handler: async ({ params, principal }) => findMeasure(db, (await caller(principal)).id, params.id),
+      handler: async ({ params, caller }) => findMeasure(db, caller.id, params.id),
     })
     .update({
       summary: 'Change a measure of the caller',
       description: 'The fields sent replace their values; the others stay. Same rules as the creation.',
       body: updateBody,
-      handler: async ({ params, body, principal }) => {
-        const user = await caller(principal);
+      handler: async ({ params, body, caller: user }) => {
         return updateMeasure(db, user.id, params.id, {
           ...(body.user !== undefined ? { userId: body.user } : {}),
           ...(body.datatype !== undefined ? { datatypeId: body.datatype } : {}),
@@ -164,6 +161,6 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
     })
     .remove({
       summary: 'Delete a measure of the caller',
-      handler: async ({ params, principal }) => deleteMeasure(db, (await caller(principal)).id, params.id),
+      handler: async ({ params, caller }) => deleteMeasure(db, caller.id, params.id),
     });
 }

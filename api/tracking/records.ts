@@ -6,7 +6,7 @@ import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCaller } from './identity.ts';
+import { trackingCallerOf } from './identity.ts';
 import { integerRefOf, listFilterOf, listFilterShape, orderOf, orderShape, pagingShape, refOf } from './schemas.ts';
 
 /** A UserRecord (docs/tracking-measures-records-upload.md). */
@@ -72,6 +72,7 @@ export function recordsResource(router: ApiRouter, app: AppContext): void {
     item: recordSchema,
     hydra: recordView as HydraView<never>,
     access: { read: 'bearer+key', write: 'bearer+key' },
+    caller: trackingCallerOf(app),
     notFound: 'No such user record (or not yours)',
     tag: 'tracking',
   })
@@ -80,8 +81,7 @@ export function recordsResource(router: ApiRouter, app: AppContext): void {
       description:
         "Only the caller's records, computed after each activity import. Filters, each scalar (`sport=121`) or repeated / array form (`sport[]=121&sport[]=385`), values ORed within a filter and ANDed across filters: `activity`, `sport`, `datatype` (IRIs or bare ids), `type` (`all`, `distance.5000m`...). `order[id|type|value|createdAt|updatedAt]=asc|desc` (default: id ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
-      handler: async ({ query, principal, ctx }) => {
-        const user = await trackingCaller(app, principal);
+      handler: async ({ query, ctx, caller: user }) => {
         const found = await listRecords(
           db,
           user.id,
@@ -100,6 +100,6 @@ export function recordsResource(router: ApiRouter, app: AppContext): void {
     })
     .get({
       summary: 'One record of the caller',
-      handler: async ({ params, principal }) => findRecord(db, (await trackingCaller(app, principal)).id, params.id),
+      handler: async ({ params, caller }) => findRecord(db, caller.id, params.id),
     });
 }

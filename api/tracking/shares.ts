@@ -21,7 +21,7 @@ import { contextIri } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { activityFileRepresentations } from './activity-files.ts';
-import { trackingCaller } from './identity.ts';
+import { trackingCallerOf } from './identity.ts';
 import { dateTimeOut, iriOf, listFilterOf, listFilterShape, pagingShape, writeBody } from './schemas.ts';
 import { SHARE_PAGE_CSP, sharePageHtml } from './share-page.ts';
 
@@ -147,6 +147,7 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
     item: shareSchema,
     hydra: shareView as HydraView<never>,
     access: { read: 'bearer+key', write: 'bearer+key' },
+    caller: trackingCallerOf(app),
     notFound: 'No such share (it may have been revoked)',
     tag: 'tracking',
   })
@@ -164,8 +165,7 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
             activity: activityFields(item.row),
           })),
       },
-      handler: async ({ query, principal }) => {
-        const user = await trackingCaller(app, principal);
+      handler: async ({ query, caller: user }) => {
         const found = await listShares(db, user, {
           users: listFilterOf<string>(query, 'user'),
           activities: listFilterOf<string>(query, 'activity'),
@@ -180,8 +180,7 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
       description: `\`user\` must be the caller's IRI and \`activity\` one of the caller's activities (otherwise 422 naming the field; another user's activity is answered like a missing one). An activity has at most ${MAX_SHARES_PER_ACTIVITY} shares at once. Answers 201 with the share: its \`id\` is the public token, \`activity\` the whole Activity with its streams.`,
       body: createBody,
       representations,
-      handler: async ({ body, principal, ctx }) => {
-        const user = await trackingCaller(app, principal);
+      handler: async ({ body, ctx, caller: user }) => {
         const share = await createShare(db, user, { userId: body.user, activityId: body.activity });
         // Set here: the representations write the body themselves.
         ctx.set('Location', `${app.config.PUBLIC_URL}${shareIri(share.token)}`);
@@ -198,8 +197,8 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
     })
     .remove({
       summary: 'Revoke a share of yours (its token answers 404 from then on)',
-      handler: async ({ params, principal }) => {
-        await revokeShare(db, await trackingCaller(app, principal), params.id);
+      handler: async ({ params, caller }) => {
+        await revokeShare(db, caller, params.id);
       },
     });
 }

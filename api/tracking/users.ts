@@ -5,7 +5,7 @@ import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCaller } from './identity.ts';
+import { trackingCallerOf } from './identity.ts';
 import { dateTime, writeBody } from './schemas.ts';
 
 /** The User of the spec, field for field. */
@@ -65,6 +65,7 @@ export function usersResource(router: ApiRouter, app: AppContext): void {
     item: userSchema,
     hydra: userView as HydraView<never>,
     access: { read: 'bearer+key', write: 'bearer+key' },
+    caller: trackingCallerOf(app),
     notFound: 'No such user (a caller sees only their own)',
     tag: 'tracking users',
   } as const;
@@ -73,14 +74,14 @@ export function usersResource(router: ApiRouter, app: AppContext): void {
   new Resource(router, app, { ...common, path: '/me', itemPath: '', itemParams: z.object({}) }).get({
     summary: "The caller's User",
     description: "The tracking user of the token's account, created from the token's claims on the first call.",
-    handler: ({ principal }) => trackingCaller(app, principal),
+    handler: ({ caller }) => caller,
   });
 
   new Resource(router, app, { ...common, path: '/users', itemPath: '/:id', itemParams: userParams })
     .get({
       summary: 'A User (the caller only)',
       description: "Any id but the caller's answers 404.",
-      handler: async ({ params, principal }) => userVisibleTo(await trackingCaller(app, principal), params.id),
+      handler: async ({ params, caller }) => userVisibleTo(caller, params.id),
     })
     .update({
       summary: "Change the caller's User",
@@ -89,8 +90,8 @@ export function usersResource(router: ApiRouter, app: AppContext): void {
         'Fields not sent stay as they are. Read-only fields (`id`, `oneId`, `roles`, `createdAt`, `updatedAt`, `@id`...) are ignored; any other member is a 422 naming it.',
       ].join('\n\n'),
       body: userBody,
-      handler: async ({ params, body, principal }) => {
-        const user = userVisibleTo(await trackingCaller(app, principal), params.id);
+      handler: async ({ params, body, caller }) => {
+        const user = userVisibleTo(caller, params.id);
         return updateTrackingUser(app.db, user, body);
       },
     });
