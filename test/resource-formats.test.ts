@@ -63,7 +63,8 @@ const sportView: JsonApiView<Sport & { children: number[] }> = {
   }),
 };
 
-const hydraView: HydraView<Sport> = {
+const hydraItem = z.object({ id: z.number(), name: z.string(), active: z.boolean() });
+const hydraView: HydraView<Sport, typeof hydraItem> = {
   type: 'Sport',
   path: '/v2/demo_sports',
   id: (s) => String(s.id),
@@ -101,7 +102,7 @@ function demoServices(): ServiceModule[] {
           itemParams: params,
           format: 'jsonapi',
           item: z.object({ slug: z.string(), name: z.string() }),
-          jsonapi: sportView as JsonApiView<never>,
+          jsonapi: sportView,
           access: { read: 'public', write: 'bearer' },
         })
           .list({
@@ -142,8 +143,8 @@ function demoServices(): ServiceModule[] {
           itemPath: '/:id',
           itemParams: params,
           format: 'hydra',
-          item: z.object({ id: z.number(), name: z.string(), active: z.boolean() }),
-          hydra: hydraView as HydraView<never>,
+          item: hydraItem,
+          hydra: hydraView,
           access: { read: 'bearer', write: 'bearer' },
         })
           .list({

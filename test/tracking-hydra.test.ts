@@ -28,7 +28,7 @@ interface DemoSport {
   parent_id: number | null;
 }
 
-const demoView: HydraView<DemoSport> = {
+const demoView: HydraView<DemoSport, typeof demoItem> = {
   type: 'DemoSport',
   path: '/v2/demo_sports',
   id: (s) => String(s.id),
@@ -82,7 +82,7 @@ function demoRouter(app: AppContext) {
     itemParams: z.object({ id: z.coerce.number().int().positive() }),
     format: 'hydra',
     item: demoItem,
-    hydra: demoView as HydraView<never>,
+    hydra: demoView,
     access: { read: 'bearer+key', write: 'bearer+key' },
   })
     .list({

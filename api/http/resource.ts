@@ -106,7 +106,14 @@ export interface AccessPair {
   write: Access;
 }
 
-export interface ResourceOptions<CP extends AnyObject | Undef, IP extends AnyObject, RA extends AccessPair, C> {
+export interface ResourceOptions<
+  CP extends AnyObject | Undef,
+  IP extends AnyObject,
+  RA extends AccessPair,
+  C,
+  Row,
+  S extends z.ZodType,
+> {
   /** Collection path relative to the router prefix; may hold parameters (`/places/:place_id/activities`). */
   path: string;
   /** Parameters of the collection path, when it has some. */
@@ -116,11 +123,11 @@ export interface ResourceOptions<CP extends AnyObject | Undef, IP extends AnyObj
   itemParams: IP;
   format: ResourceFormat;
   /** One item as the format renders it (documents every item response). */
-  item: z.ZodType;
+  item: S;
   /** How items become JSON:API resource objects (format `jsonapi`). */
-  jsonapi?: JsonApiView<never>;
-  /** How items become JSON-LD nodes (format `hydra`). */
-  hydra?: HydraView<never>;
+  jsonapi?: JsonApiView<Row>;
+  /** How rows become JSON-LD nodes (format `hydra`), typed by the item schema. */
+  hydra?: HydraView<Row, NoInfer<S>>;
   access: RA;
   /** The service's caller of a verified principal, handed to every handler (`caller`). */
   caller?: CallerResolver<C>;
@@ -141,16 +148,23 @@ interface RemoveSpec<P extends AnyObject, A extends Access, C> extends Operation
  * paging envelope included. Handlers return domain values; errors are the service's dialect.
  * A write that succeeds kicks the outbox relay, so the jobs it wrote are sent at once.
  */
-export class Resource<CP extends AnyObject | Undef, IP extends AnyObject, RA extends AccessPair, C = undefined> {
+export class Resource<
+  CP extends AnyObject | Undef,
+  IP extends AnyObject,
+  RA extends AccessPair,
+  C = undefined,
+  Row = unknown,
+  S extends z.ZodType = z.ZodType,
+> {
   readonly #router: ApiRouter;
   readonly #app: Pick<AppContext, 'verifier' | 'db' | 'hydra' | 'relay'>;
-  readonly #options: ResourceOptions<CP, IP, RA, C>;
+  readonly #options: ResourceOptions<CP, IP, RA, C, Row, S>;
   readonly #baseUrl: string;
 
   constructor(
     router: ApiRouter,
     app: Pick<AppContext, 'verifier' | 'db' | 'config' | 'hydra' | 'relay'>,
-    options: ResourceOptions<CP, IP, RA, C>,
+    options: ResourceOptions<CP, IP, RA, C, Row, S>,
   ) {
     this.#router = router;
     this.#app = app;

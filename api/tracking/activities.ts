@@ -22,7 +22,13 @@ import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, itemIri } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { activityFileRepresentations, activityFiles, activityImportPool, poolFailure } from './activity-files.ts';
+import {
+  activityFileRepresentations,
+  activityFiles,
+  activityImportPool,
+  type Exported,
+  poolFailure,
+} from './activity-files.ts';
 import { trackingCallerOf } from './identity.ts';
 import {
   dateFilterOf,
@@ -141,7 +147,7 @@ const activitySchema = z
   })
   .meta({ id: 'Activity' });
 
-export const activityView: HydraView<ActivityRow> = {
+export const activityView: HydraView<ActivityRow, typeof activitySchema> = {
   type: 'Activity',
   path: `${TRACKING_PREFIX}${PATH}`,
   id: (a) => a.id,
@@ -154,7 +160,7 @@ export const activityView: HydraView<ActivityRow> = {
  * (a 24-hour activity is about 13 MB: other requests run between its chunks).
  */
 export function activityDocument(found: { row: ActivityRow; content: ActivityContent }, jsonLd: boolean): Readable {
-  const view = activityView as HydraView<never>;
+  const view = activityView;
   const head = jsonLd
     ? {
         '@context': contextIri(view),
@@ -347,17 +353,16 @@ const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
 /** /v2/activities: the caller's activities (create, list, read with streams, update, delete). */
 export function activitiesResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  const detail = (jsonLd: boolean) => (found: unknown, _ctx: Context) =>
-    activityDocument(found as { row: ActivityRow; content: ActivityContent }, jsonLd);
+  const detail = (jsonLd: boolean) => (found: Exported) => activityDocument(found, jsonLd);
   // Files (docs/tracking-files.md): declared first, so their routes are matched before the JSON ones.
-  const files = activityFiles(router, app, activityView as HydraView<never>);
+  const files = activityFiles(router, app, activityView);
   new Resource(router, app, {
     path: PATH,
     itemPath: '/:id',
     itemParams: idParams,
     format: 'hydra',
     item: activitySchema,
-    hydra: activityView as HydraView<never>,
+    hydra: activityView,
     access: { read: 'bearer+key', write: 'bearer+key' },
     caller: trackingCallerOf(app),
     notFound: 'No such activity (or not yours)',
@@ -390,13 +395,13 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${L.maxSeconds}. The answer is the activity without its streams (GET it for them).`,
       body: createBody,
       errors: { 413: 'The body is larger than ACTIVITY_BODY_LIMIT' },
-      location: (a) => iri('activities', (a as ActivityRow).id),
       handler: async ({ body, ctx, caller }) => {
         const streams = parsedStreams.get(ctx);
         if (!streams) throw new Error('POST /v2/activities: the body was not read by its route reader');
         const input = activityInputFromJson(body, streams);
         return createActivity(db, caller.id, input);
       },
+      location: (a) => iri('activities', a.id),
     })
     .get({
       summary: 'One activity of the caller, with its datastream and locations',

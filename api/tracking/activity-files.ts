@@ -23,7 +23,7 @@ import type { AppContext } from '../context.ts';
 import { accessMiddleware } from '../http/access.ts';
 import { errorResponse } from '../http/error-schemas.ts';
 import { HttpError, payloadTooLarge, unprocessable, unsupportedMediaType } from '../http/errors.ts';
-import type { HydraView } from '../http/formats/format.ts';
+import type { AnyHydraView } from '../http/formats/format.ts';
 import { hydraSerializer } from '../http/formats/hydra.ts';
 import { hostileInput, textProblem } from '../http/input-guard.ts';
 import { receiveFile, type UploadedFile, uploadedFile } from '../http/multipart-file.ts';
@@ -180,7 +180,7 @@ const warningsHeader = (warnings: string[]) =>
 
 // ---------------------------------------------------------------- exports
 
-type Exported = { row: ActivityRow; content: ActivityContent };
+export type Exported = { row: ActivityRow; content: ActivityContent };
 
 /** A GPX or TCX export streamed in chunks, offered as a download named after the activity. */
 function exportBody(format: 'gpx' | 'tcx', found: Exported, ctx: Context): Readable {
@@ -193,9 +193,9 @@ function exportBody(format: 'gpx' | 'tcx', found: Exported, ctx: Context): Reada
  * The GPX and TCX representations of an activity read (`{row, content}`), for the activity's GET
  * and the share's: keyed by their media type, as Resource operations take them.
  */
-export const activityFileRepresentations: Record<string, Representation<unknown>> = {
-  [EXPORT_MEDIA_TYPES.gpx]: (found, ctx) => exportBody('gpx', found as Exported, ctx),
-  [EXPORT_MEDIA_TYPES.tcx]: (found, ctx) => exportBody('tcx', found as Exported, ctx),
+export const activityFileRepresentations: Record<string, Representation<Exported>> = {
+  [EXPORT_MEDIA_TYPES.gpx]: (found, ctx) => exportBody('gpx', found, ctx),
+  [EXPORT_MEDIA_TYPES.tcx]: (found, ctx) => exportBody('tcx', found, ctx),
 };
 
 // ---------------------------------------------------------------- routes
@@ -210,7 +210,7 @@ export interface ActivityFiles {
  * /v2/activities passes JSON (and bodiless) requests on to it and takes every other body, and
  * `{id}.gpx` / `{id}.tcx` must match before `{id}`. `view` writes the created activity.
  */
-export function activityFiles(router: ApiRouter, app: AppContext, view: HydraView<never>): ActivityFiles {
+export function activityFiles(router: ApiRouter, app: AppContext, view: AnyHydraView): ActivityFiles {
   const { config, db } = app;
   const limit = config.activityFileLimitBytes;
   const serializer = hydraSerializer(view);

@@ -39,7 +39,7 @@ const deviceSchema = z.object({
   updatedAt: z.string().meta({ format: 'date-time' }),
 });
 
-const deviceView: HydraView<UserDeviceRow> = {
+const deviceView: HydraView<UserDeviceRow, typeof deviceSchema> = {
   type: 'UserDevice',
   path: '/v2/user_devices',
   id: (d) => d.id,
@@ -96,7 +96,7 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
     itemParams: deviceParams,
     format: 'hydra',
     item: deviceSchema,
-    hydra: deviceView as HydraView<never>,
+    hydra: deviceView,
     access: { read: 'bearer+key', write: 'bearer+key' },
     caller: trackingCallerOf(app),
     notFound: 'No such device (a caller sees only their own)',
@@ -127,7 +127,6 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
       description:
         "`serial`, `model` and `firmware` (a firmware of that model) are required; `user`, when sent, must be the caller's IRI. A user registers a model and serial once (422 on `serial` naming the device already there).",
       body: createBody,
-      location: (d) => iri('user_devices', (d as UserDeviceRow).id),
       handler: async ({ body, caller }) =>
         createUserDevice(db, caller, {
           serial: body.serial,
@@ -137,6 +136,7 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
           ownership: body.ownership,
           lastConnectedAt: body.lastConnectedAt,
         }),
+      location: (d) => iri('user_devices', d.id),
     })
     .get({
       summary: 'One device of the caller',

@@ -63,7 +63,7 @@ const exportSchema = z
 const orNull = (d: Date | null) => (d === null ? null : formatDateTime(d));
 
 /** An Export node's members, as the caller sees it now. */
-function exportFields(publicUrl: string, row: ExportRow): Record<string, unknown> {
+function exportFields(publicUrl: string, row: ExportRow) {
   return {
     id: row.id,
     user: iri('users', row.user_id),
@@ -116,7 +116,7 @@ const CREATE_DESCRIPTION = `Starts an export of every activity of the caller (cr
  */
 export function exportsResource(router: ApiRouter, app: AppContext): void {
   const { db, config } = app;
-  const view: HydraView<ExportRow> = {
+  const view: HydraView<ExportRow, typeof exportSchema> = {
     type: 'Export',
     path: EXPORTS_PATH,
     id: (row) => row.id,
@@ -125,7 +125,7 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
   const common = {
     format: 'hydra' as const,
     item: exportSchema,
-    hydra: view as HydraView<never>,
+    hydra: view,
     access: { read: 'bearer+key' as const, write: 'bearer+key' as const },
     caller: trackingCallerOf(app),
     tag: 'tracking',
@@ -153,8 +153,8 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
       description: CREATE_DESCRIPTION,
       body: createBody,
       errors: { 409: 'An export is in progress, or the caller holds the most exports allowed' },
-      location: (row) => `${EXPORTS_PATH}/${(row as ExportRow).id}`,
       handler: ({ body, caller }) => start(caller.id, body?.format ?? 'gpx'),
+      location: (row) => `${EXPORTS_PATH}/${row.id}`,
     })
     .get({
       summary: 'One export of the caller: its status, progress and, once done, its download link',
@@ -168,7 +168,7 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     });
 
   // The request as the v2.26 API spells it, for the caller's own user only (another user: 404).
-  const serializer = hydraSerializer(view as HydraView<never>);
+  const serializer = hydraSerializer(view);
   new Resource(router, app, {
     ...common,
     path: '/users',

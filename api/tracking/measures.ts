@@ -45,7 +45,7 @@ const measureSchema = z
   })
   .meta({ id: 'UserMeasure' });
 
-const measureView: HydraView<Measure> = {
+const measureView: HydraView<Measure, typeof measureSchema> = {
   type: 'UserMeasure',
   path: '/v2/user_measures',
   id: (m) => m.id,
@@ -101,7 +101,7 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
     itemParams: idParams,
     format: 'hydra',
     item: measureSchema,
-    hydra: measureView as HydraView<never>,
+    hydra: measureView,
     access: { read: 'bearer+key', write: 'bearer+key' },
     caller: trackingCallerOf(app),
     notFound: 'No such user measure (or not yours)',
@@ -132,7 +132,6 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
       description:
         "`user` must be the caller's own IRI and `datatype` an active datatype (422 otherwise); `value` is in the datatype's unit, finite, within ±1e12, not negative for units that cannot be (g, kg, cm, bpm, %, s...), 0 or 1 for booleans; `date` has an offset.",
       body: createBody,
-      location: (m) => iri('user_measures', (m as Measure).id),
       handler: async ({ body, caller: user }) => {
         return createMeasure(db, user.id, {
           userId: body.user,
@@ -141,6 +140,7 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
           date: body.date,
         });
       },
+      location: (m) => iri('user_measures', m.id),
     })
     .get({
       summary: 'One measure of the caller',

@@ -28,7 +28,7 @@ const recordSchema = z
   })
   .meta({ id: 'UserRecord' });
 
-const recordView: HydraView<UserRecord> = {
+const recordView: HydraView<UserRecord, typeof recordSchema> = {
   type: 'UserRecord',
   path: '/v2/user_records',
   id: (r) => r.id,
@@ -70,7 +70,7 @@ export function recordsResource(router: ApiRouter, app: AppContext): void {
     itemParams: idParams,
     format: 'hydra',
     item: recordSchema,
-    hydra: recordView as HydraView<never>,
+    hydra: recordView,
     access: { read: 'bearer+key', write: 'bearer+key' },
     caller: trackingCallerOf(app),
     notFound: 'No such user record (or not yours)',

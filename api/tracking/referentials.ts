@@ -74,7 +74,7 @@ const sportSchema = z.object({
   createdAt: stamp,
   updatedAt: stamp,
 });
-const sportView: HydraView<SportRow> = {
+const sportView: HydraView<SportRow, typeof sportSchema> = {
   type: 'Sport',
   path: '/v2/sports',
   id: (s) => String(s.id),
@@ -98,7 +98,7 @@ const datatypeSchema = z.object({
   createdAt: stamp,
   updatedAt: stamp,
 });
-const datatypeView: HydraView<DatatypeRow> = {
+const datatypeView: HydraView<DatatypeRow, typeof datatypeSchema> = {
   type: 'Datatype',
   path: '/v2/datatypes',
   id: (d) => String(d.id),
@@ -120,7 +120,7 @@ const universeSchema = z.object({
   sports: z.array(iriField('/v2/sports/121')),
   active: z.boolean().meta({ description: 'true when one of its sports is active' }),
 });
-const universeView: HydraView<UniverseRow> = {
+const universeView: HydraView<UniverseRow, typeof universeSchema> = {
   type: 'Universe',
   path: '/v2/universes',
   id: (u) => String(u.id),
@@ -141,7 +141,7 @@ const deviceModelSchema = z.object({
   createdAt: stamp,
   updatedAt: stamp,
 });
-const deviceModelView: HydraView<DeviceModelRow> = {
+const deviceModelView: HydraView<DeviceModelRow, typeof deviceModelSchema> = {
   type: 'DeviceModel',
   path: '/v2/device_models',
   id: (m) => String(m.id),
@@ -165,7 +165,7 @@ const firmwareSchema = z.object({
   createdAt: stamp,
   updatedAt: stamp,
 });
-const firmwareView: HydraView<FirmwareRow> = {
+const firmwareView: HydraView<FirmwareRow, typeof firmwareSchema> = {
   type: 'Firmware',
   path: '/v2/firmwares',
   id: (f) => String(f.id),
@@ -193,7 +193,7 @@ const connectorSchema = z.object({
   createdAt: stamp,
   updatedAt: stamp,
 });
-const connectorView: HydraView<ConnectorRow> = {
+const connectorView: HydraView<ConnectorRow, typeof connectorSchema> = {
   type: 'Connector',
   path: '/v2/connectors',
   id: (c) => String(c.id),
@@ -213,14 +213,14 @@ const asPage = async <T>(found: Promise<Found<T>>, p: PageRequest): Promise<Page
 };
 
 /** One read-only referential: its paged list (in id order) and its items. */
-function referential<Q extends typeof activeQuery, T>(
+function referential<Q extends typeof activeQuery, T, S extends z.ZodObject>(
   router: ApiRouter,
   app: AppContext,
   o: {
     path: string;
     what: string;
-    view: HydraView<T>;
-    item: z.ZodObject;
+    view: HydraView<T, S>;
+    item: S;
     query: Q;
     page: (query: z.output<Q>) => Promise<Found<T>>;
     byId: (id: number) => Promise<T>;
@@ -233,7 +233,7 @@ function referential<Q extends typeof activeQuery, T>(
     itemParams: idParams,
     format: 'hydra',
     item: o.item,
-    hydra: o.view as HydraView<never>,
+    hydra: o.view,
     access: { read: 'bearer+key', write: 'bearer+key' },
     notFound: `No such ${o.what}`,
     tag: 'tracking referentials',

@@ -63,7 +63,7 @@ const tokenParams = z.object({ id: z.string().max(256) });
 const shareIri = (token: string) => iri('share_activities', token);
 
 /** The members of a share but its activity (no `@context`, `@id`, `@type`). */
-function shareFields(s: SharedActivity): Record<string, unknown> {
+function shareFields(s: SharedActivity) {
   return {
     id: s.share.token,
     user: iri('users', s.share.user_id),
@@ -73,7 +73,7 @@ function shareFields(s: SharedActivity): Record<string, unknown> {
 }
 
 /** The list's members: the activity as a node without its streams. */
-const shareView: HydraView<SharedActivity> = {
+const shareView: HydraView<SharedActivity, typeof shareSchema> = {
   type: 'ShareActivity',
   path: `${TRACKING_PREFIX}${PATH}`,
   id: (s) => s.share.token,
@@ -96,7 +96,7 @@ function shareDocument(found: SharedActivityContent, jsonLd: boolean): Buffer {
   const head = {
     ...(jsonLd
       ? {
-          '@context': contextIri(shareView as HydraView<never>),
+          '@context': contextIri(shareView),
           '@id': shareIri(found.share.token),
           '@type': shareView.type,
         }
@@ -145,7 +145,7 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
     itemParams: tokenParams,
     format: 'hydra',
     item: shareSchema,
-    hydra: shareView as HydraView<never>,
+    hydra: shareView,
     access: { read: 'bearer+key', write: 'bearer+key' },
     caller: trackingCallerOf(app),
     notFound: 'No such share (it may have been revoked)',

@@ -23,7 +23,7 @@ const userSchema = z.object({
   scheduleDelete: z.string().nullable().meta({ format: 'date-time' }),
 });
 
-const userView: HydraView<TrackingUser> = {
+const userView: HydraView<TrackingUser, typeof userSchema> = {
   type: 'User',
   path: '/v2/users',
   id: (u) => u.id,
@@ -63,7 +63,7 @@ export function usersResource(router: ApiRouter, app: AppContext): void {
   const common = {
     format: 'hydra',
     item: userSchema,
-    hydra: userView as HydraView<never>,
+    hydra: userView,
     access: { read: 'bearer+key', write: 'bearer+key' },
     caller: trackingCallerOf(app),
     notFound: 'No such user (a caller sees only their own)',

@@ -3,7 +3,7 @@ import { formatDateTime } from './dates.ts';
 import { iri, iriOrNull } from './iri.ts';
 
 /** The fields of an Activity node (without `@context`, `@id`, `@type`), in the spec's order. */
-export function activityFields(a: ActivityRow): Record<string, unknown> {
+export function activityFields(a: ActivityRow) {
   return {
     id: a.id,
     name: a.name,

@@ -40,6 +40,13 @@ export interface Related {
   items: readonly unknown[];
 }
 
+/**
+ * What a view writes for an item: the input of the item schema it is declared with, so a view
+ * and its schema cannot drift (an undeclared schema accepts any object).
+ */
+export type ViewFields<S extends z.ZodType> =
+  unknown extends z.input<S> ? Record<string, unknown> : z.input<S> & Record<string, unknown>;
+
 /** How an item becomes a JSON:API resource object. */
 export interface JsonApiView<T> {
   /** The JSON:API `type` member. */
@@ -55,15 +62,23 @@ export interface JsonApiView<T> {
 export type ResourceIdentifier = { type: string; id: string };
 export type ResourceLinkage = ResourceIdentifier | ResourceIdentifier[] | null;
 
-/** How an item becomes a JSON-LD node in API Platform's style. */
-export interface HydraView<T> {
+/** How an item becomes a JSON-LD node in API Platform's style, its members typed by the item schema S. */
+export interface HydraView<T, S extends z.ZodType = z.ZodType> {
   /** The `@type` (also names the context: `<prefix>/contexts/<type>`). */
   type: string;
   /** Base IRI path of the items (`/v2/activities` makes `/v2/activities/{id}`). */
   path: string;
   id: (item: T) => string;
-  /** The node's own members (everything but `@context`, `@id` and `@type`). */
-  fields: (item: T) => Record<string, unknown>;
+  /** The node's own members (everything but `@context`, `@id` and `@type`): the item schema's fields. */
+  fields: (item: T) => ViewFields<S>;
+}
+
+/** Any Hydra view, whatever its rows and item schema: what the serializers and links take. */
+export interface AnyHydraView {
+  type: string;
+  path: string;
+  id: (item: never) => string;
+  fields: (item: never) => Record<string, unknown>;
 }
 
 /** What the request looks like, for links. */

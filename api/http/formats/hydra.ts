@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { HydraView, Page, RequestView, Serializer } from './format.ts';
+import type { AnyHydraView, Page, RequestView, Serializer } from './format.ts';
 import { SerializedItems } from './format.ts';
 import { hasNextPage, lastPage, nextPageQuery, pageQuery, selfIri } from './links.ts';
 
@@ -7,7 +7,7 @@ import { hasNextPage, lastPage, nextPageQuery, pageQuery, selfIri } from './link
 const PAGING_PARAMETERS = new Set(['page', 'limit']);
 
 /** `/v2/contexts/Activity` for a view at `/v2/activities`: API Platform's context IRIs. */
-export function contextIri(view: Pick<HydraView<never>, 'path' | 'type'>): string {
+export function contextIri(view: Pick<AnyHydraView, 'path' | 'type'>): string {
   return `${iriRoot(view.path)}/contexts/${view.type}`;
 }
 
@@ -17,11 +17,11 @@ export function iriRoot(path: string): string {
 }
 
 /** `@id` of an item: its collection path and its id. */
-export function itemIri(view: HydraView<never>, item: unknown): string {
+export function itemIri(view: AnyHydraView, item: unknown): string {
   return `${view.path}/${encodeURIComponent(view.id(item as never))}`;
 }
 
-function node(view: HydraView<never>, item: unknown) {
+function node(view: AnyHydraView, item: unknown) {
   return { '@id': itemIri(view, item), '@type': view.type, ...view.fields(item as never) };
 }
 
@@ -55,7 +55,7 @@ function searchTemplate(req: RequestView, filters: readonly string[]) {
  * API Platform's `json` format for the same resource: an item is its fields (relations as IRI
  * strings), a list a bare array of items, without `@context`, `@id`, `@type` or paging members.
  */
-function plainJsonSerializer(view: HydraView<never>): Serializer {
+function plainJsonSerializer(view: AnyHydraView): Serializer {
   return {
     contentType: 'application/json',
     item: (item) => view.fields(item as never),
@@ -72,7 +72,7 @@ function plainJsonSerializer(view: HydraView<never>): Serializer {
  * JSON-LD with Hydra collections, the way API Platform serves them (`application/ld+json`, the
  * default), and plain JSON on request (`Accept: application/json`).
  */
-export function hydraSerializer(view: HydraView<never>, query: readonly string[] = []): Serializer {
+export function hydraSerializer(view: AnyHydraView, query: readonly string[] = []): Serializer {
   return {
     contentType: 'application/ld+json',
     item: (item) => ({ '@context': contextIri(view), ...node(view, item) }),
