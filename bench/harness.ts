@@ -8,6 +8,12 @@ import type { LoadStats } from './stats.ts';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
+/**
+ * Every HTTP benchmark's goal: the API at least this share of the throughput of the bare server
+ * (bench/bare-server.ts) running the same statement, measured in the same run.
+ */
+export const GOAL_BARE_RATIO = 0.75;
+
 /** A numeric setting from the environment (`BENCH_DURATION_S`...), or its default. */
 export function envNumber(name: string, fallback: number): number {
   const v = process.env[name];
@@ -28,44 +34,55 @@ export function benchDatabaseUrl(variable: string, database: string): string {
  * The API as production runs it (its own process, NODE_ENV=production, no rate limits, warn logs),
  * with only `services` mounted, once it answers /health.
  */
-export async function startApiProcess(
+export function startApiProcess(
   databaseUrl: string,
   services: string,
   poolMax: number,
 ): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
   // BENCH_API_NODE_ARGS: flags for the API process's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   // (a V8 CPU profile of each of its threads, written when it stops) or `--trace-gc`.
   const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, 'api/main.ts'], {
+  return startServerProcess('API', [...nodeArgs, 'api/main.ts'], (port) => ({
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    DATABASE_POOL_MAX: String(poolMax),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    SERVICES: services,
+    RATE_LIMIT_ENABLED: 'false',
+    LOG_LEVEL: 'warn',
+    MIGRATE_ON_START: 'false',
+    SEED_ON_START: 'false',
+  }));
+}
+
+/**
+ * A server as its own node process (`node ...args`) on a free port, once it answers
+ * /health; `env(port)` adds to this process's environment.
+ */
+export async function startServerProcess(
+  label: string,
+  args: string[],
+  env: (port: number) => Record<string, string>,
+): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      DATABASE_POOL_MAX: String(poolMax),
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      SERVICES: services,
-      RATE_LIMIT_ENABLED: 'false',
-      LOG_LEVEL: 'warn',
-      MIGRATE_ON_START: 'false',
-      SEED_ON_START: 'false',
-    },
+    env: { ...process.env, ...env(port) },
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the API process exited with code ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`the ${label} process exited with code ${child.exitCode}`);
     try {
       if ((await fetch(`${url}/health`)).ok) return { url, child };
     } catch {}
     await new Promise((r) => setTimeout(r, 200));
   }
   child.kill('SIGTERM');
-  throw new Error('the API did not answer /health within 30 s');
+  throw new Error(`the ${label} did not answer /health within 30 s`);
 }
 
 /** One request of a rotation: a path and, when needed, a method (GET by default), headers and a body. */
@@ -131,7 +148,7 @@ export function combineRounds<T extends LoadStats & { cpuPerOp?: Record<string, 
   return combined;
 }
 
-/** Stops the API process (SIGTERM, then at most 10 s for it to finish its requests). */
+/** Stops a server process (SIGTERM, then at most 10 s for it to finish its requests). */
 export async function stopApiProcess(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');

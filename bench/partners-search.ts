@@ -6,11 +6,13 @@ import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { parsePartnerSearch } from '../shared/partners/search-query.ts';
-import { compilePartnerSearch } from '../shared/partners/search-sql.ts';
+import { compilePartnerSearch, type PartnerSearchRow } from '../shared/partners/search-sql.ts';
+import { type BareRoute, startBareServer } from './bare-server.ts';
 import {
   benchDatabaseUrl,
   combineRounds,
   envNumber,
+  GOAL_BARE_RATIO,
   runAutocannon,
   startApiProcess,
   stopApiProcess,
@@ -21,8 +23,10 @@ import { closedLoop, fmt, type LoadStats } from './stats.ts';
 /**
  * bench/partners-search: 100,000 partners spread like the places (population-weighted cities,
  * Gaussian offset growing with the city); `nearby[]` searches (page 1, nearest 25) through the
- * API (autocannon) and the same SQL straight through pg, alternating in rounds.
- * Goals (2-core machine): API ≥ 60 % of raw SQL throughput, API p99 ≤ 50 ms at concurrency 16.
+ * API (autocannon), through the bare server (bench/bare-server.ts: node:http + pg, same statement,
+ * same JSON array) and as the same SQL straight through pg, alternating in rounds.
+ * Goals (2-core machine, concurrency 16): API ≥ 75 % of the bare server's throughput and ≥ 60 %
+ * of raw SQL throughput, API p99 ≤ 50 ms.
  */
 
 const SETTINGS = {
@@ -100,6 +104,20 @@ async function load(pool: pg.Pool, count: number, log: (s: string) => void): Pro
   log(`data: ${count} partners loaded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
+/** The bare server's route (bench/bare-server.ts): the API's statement, its bare JSON array. */
+export function bareRoute(): BareRoute {
+  return (url) => {
+    if (url.pathname !== '/api/v1/partners') return undefined;
+    const { params } = parsePartnerSearch(Object.fromEntries(url.searchParams));
+    if (!params) return undefined;
+    const q = compilePartnerSearch(params);
+    return {
+      statement: { name: q.name, text: q.sql, values: q.parameters },
+      body: (rows: PartnerSearchRow[]) => `[${rows[0]?.partners ?? ''}]`,
+    };
+  };
+}
+
 export async function run(): Promise<{ failed: boolean }> {
   const url = benchDatabaseUrl('BENCH_PARTNERS_DATABASE_URL', 'sports_bench_partners');
   const log = (s: string) => console.log(s);
@@ -110,8 +128,11 @@ export async function run(): Promise<{ failed: boolean }> {
   );
   await ensureDatabase(url);
   const { db } = createDb(url, 2);
-  const pool = new pg.Pool({ connectionString: url, max: SETTINGS.connections });
+  // Idle clients are kept while the other sides run: a client closed between rounds would take its
+  // backend's CPU out of the count and make the SQL side connect again.
+  const pool = new pg.Pool({ connectionString: url, max: SETTINGS.connections, idleTimeoutMillis: 0 });
   let api: { url: string; child: ChildProcess } | undefined;
+  let bare: { url: string; child: ChildProcess } | undefined;
   let failed = false;
   try {
     await migrateToLatest(db);
@@ -142,22 +163,37 @@ export async function run(): Promise<{ failed: boolean }> {
       return pool.query({ name: q.name, text: q.sql, values: [...q.parameters] });
     };
     api = await startApiProcess(url, 'partners', SETTINGS.connections);
-    const probe = await fetch(`${api.url}${paths[0]}`);
-    const body = (await probe.json()) as unknown[];
-    log(`probe: GET ${paths[0]} → ${probe.status}, ${Array.isArray(body) ? body.length : 'not an array'} partners`);
-    if (!probe.ok) throw new Error(`the API answered ${probe.status}`);
+    bare = await startBareServer(import.meta.url, 'bareRoute', url, SETTINGS.connections);
+    for (const [side, base] of [
+      ['API', api.url],
+      ['bare server', bare.url],
+    ] as const) {
+      const probe = await fetch(`${base}${paths[0]}`);
+      const text = await probe.text();
+      const body = probe.ok ? (JSON.parse(text) as unknown) : undefined;
+      log(
+        `probe: ${side}: GET ${paths[0]} → ${probe.status}, ${Array.isArray(body) ? body.length : 'not an array'} partners, ${text.length} bytes`,
+      );
+      if (!probe.ok) throw new Error(`the ${side} answered ${probe.status}`);
+    }
+    const apiUrl = api.url;
+    const bareUrl = bare.url;
     if (SETTINGS.warmupS > 0) {
-      await runAutocannon(api.url, paths, SETTINGS.warmupS, SETTINGS.connections);
+      await runAutocannon(apiUrl, paths, SETTINGS.warmupS, SETTINGS.connections);
+      await runAutocannon(bareUrl, paths, SETTINGS.warmupS, SETTINGS.connections);
       await closedLoop(SETTINGS.connections, SETTINGS.warmupS, sqlTask);
     }
     const slice = Math.max(1, SETTINGS.durationS / SETTINGS.rounds);
     const apiRounds: LoadStats[] = [];
+    const bareRounds: LoadStats[] = [];
     const sqlRounds: LoadStats[] = [];
     for (let r = 0; r < SETTINGS.rounds; r++) {
-      apiRounds.push(await runAutocannon(api.url, paths, slice, SETTINGS.connections));
+      apiRounds.push(await runAutocannon(apiUrl, paths, slice, SETTINGS.connections));
+      bareRounds.push(await runAutocannon(bareUrl, paths, slice, SETTINGS.connections));
       sqlRounds.push(await closedLoop(SETTINGS.connections, slice, sqlTask));
     }
     const a = combineRounds(apiRounds);
+    const b = combineRounds(bareRounds);
     const s = combineRounds(sqlRounds);
     const first = compiled[0] as (typeof compiled)[number];
     const plan = (
@@ -169,20 +205,24 @@ export async function run(): Promise<{ failed: boolean }> {
     log(`EXPLAIN (ANALYZE, BUFFERS), ${queries[0]}:\n${plan.replace(/^/gm, '  | ')}`);
     const ratio = a.rps / s.rps;
     const ratioOk = ratio >= GOAL_RATIO;
+    const bareRatio = a.rps / b.rps;
+    const bareOk = bareRatio >= GOAL_BARE_RATIO;
     const p99Ok = a.p99 <= GOAL_P99_MS;
-    const errorsOk = a.errors === 0 && s.errors === 0;
-    failed = !(ratioOk && p99Ok && planOk && errorsOk);
+    const errorsOk = a.errors === 0 && s.errors === 0 && b.errors === 0;
+    failed = !(ratioOk && bareOk && p99Ok && planOk && errorsOk);
     log(
       `\n=== summary (nearby[] page 1, concurrency ${SETTINGS.connections}, ${SETTINGS.partners} partners; load average now ${loadavg()[0]?.toFixed(1)})`,
     );
-    log('shape      API r/s API p50 API p99  SQL q/s SQL p50 SQL p99  ratio  goals');
+    log('shape      API r/s API p50 API p99 bare r/s bare p99  SQL q/s SQL p99  API/bare API/SQL  goals');
     log(
       `${'nearby'.padEnd(9)} ${fmt(a.rps).padStart(8)} ${fmt(a.p50).padStart(7)} ${fmt(a.p99).padStart(7)}` +
-        ` ${fmt(s.rps).padStart(8)} ${fmt(s.p50).padStart(7)} ${fmt(s.p99).padStart(7)}` +
-        ` ${`${fmt(ratio * 100, 0)} %`.padStart(6)}  ratio ${ratioOk ? 'PASS' : 'FAIL'} (≥ ${GOAL_RATIO * 100} %), p99 ${p99Ok ? 'PASS' : 'FAIL'} (≤ ${GOAL_P99_MS} ms), plan ${planOk ? 'PASS' : 'FAIL'}${errorsOk ? '' : `, ERRORS api ${a.errors} sql ${s.errors}`}`,
+        ` ${fmt(b.rps).padStart(8)} ${fmt(b.p99).padStart(8)} ${fmt(s.rps).padStart(8)} ${fmt(s.p99).padStart(7)}` +
+        ` ${`${fmt(bareRatio * 100, 0)} %`.padStart(8)} ${`${fmt(ratio * 100, 0)} %`.padStart(7)}` +
+        `  bare ${bareOk ? 'PASS' : 'FAIL'} (≥ ${GOAL_BARE_RATIO * 100} %), SQL ${ratioOk ? 'PASS' : 'FAIL'} (≥ ${GOAL_RATIO * 100} %), p99 ${p99Ok ? 'PASS' : 'FAIL'} (≤ ${GOAL_P99_MS} ms), plan ${planOk ? 'PASS' : 'FAIL'}${errorsOk ? '' : `, ERRORS api ${a.errors} bare ${b.errors} sql ${s.errors}`}`,
     );
   } finally {
     if (api) await stopApiProcess(api.child);
+    if (bare) await stopApiProcess(bare.child);
     await pool.end();
     await db.destroy();
   }
