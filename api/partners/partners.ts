@@ -2,12 +2,12 @@ import { z } from 'zod';
 import {
   createPartnerAs,
   deletePartnerAs,
+  findPartners,
   partnerById,
-  searchPartners,
   updatePartnerAs,
 } from '../../shared/partners/partner-service.ts';
 import { partnerCallerFrom } from '../../shared/partners/permissions.ts';
-import { MAX_PAGE, PAGE_SIZE } from '../../shared/partners/search-query.ts';
+import { PAGE_SIZE, partnerSearchQuery } from '../../shared/partners/search-query.ts';
 import type { AppContext } from '../context.ts';
 import { type Page, SerializedItems } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
@@ -60,20 +60,6 @@ const partnerBody = z.strictObject({
   }),
 });
 
-const searchQuery = z.object({
-  sport: z.string().optional().meta({ description: 'a sport id: partners serving it' }),
-  'nearby[]': z
-    .string()
-    .optional()
-    .meta({ description: 'the end-user position `lat,lng`: nearest partners first', example: '50.63,3.06' }),
-  featured: z.enum(['true', 'false']).optional(),
-  partner: z.enum(['true', 'false']).optional(),
-  page: z
-    .string()
-    .optional()
-    .meta({ description: `page number from 1 to ${MAX_PAGE}, ${PAGE_SIZE} per page` }),
-});
-
 const idParams = z.object({ partner_id: z.string().min(1).max(200) });
 
 /** /api/v1/partners: public reads, staff-only writes (docs/partners.md). */
@@ -96,9 +82,9 @@ export function partnersResource(router: ApiRouter, app: AppContext) {
         'With `nearby[]=lat,lng` they are ordered by distance from that position (nearest first, ties by creation order); without it, by creation order. `sport`, `featured` and `partner` filter.',
         'Every invalid parameter is a 422 whose errors name it (`query.nearby[]`, `query.page`...).',
       ].join('\n\n'),
-      query: searchQuery,
-      handler: async ({ ctx }): Promise<Page<never>> => {
-        const found = await searchPartners(pool, ctx.query as Record<string, string | string[] | undefined>);
+      query: partnerSearchQuery,
+      handler: async ({ query }): Promise<Page<never>> => {
+        const found = await findPartners(pool, query);
         return {
           // The records come serialized and joined by PostgreSQL: only the brackets are added.
           items: new SerializedItems(found.json, found.count),
@@ -118,8 +104,8 @@ export function partnersResource(router: ApiRouter, app: AppContext) {
         'Required: user_id (an account number), title, source, link (http or https), lat, lng and at least one existing sport in `sports_attributes` (or `sport_attributes`). `country` is an ISO 3166-1 alpha-2 code. Answers the created partner.',
       body: partnerBody,
       errors: { 403: 'Not a staff account', 409: 'slug already used' },
-      location: (p) => `/api/v1/partners/${(p as { uuid: string }).uuid}`,
       handler: ({ body, caller }) => createPartnerAs(db, caller, body.partner),
+      location: (p) => `/api/v1/partners/${p.uuid}`,
     })
     .action({
       // PUT is the spec's example; one description shows POST on this path: same route.

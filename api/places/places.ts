@@ -103,12 +103,12 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       responses: {
         200: { description: 'Variant A: the existing place with the added activities', schema: placeSchema },
       },
-      location: (place) => `/api/v1/places/${(place as { properties: { uuid: string } }).properties.uuid}`,
       handler: async ({ body, ctx, caller }) => {
         const { uuid, created } = await createPlaceAs(db, caller, body, acceptLanguage(ctx));
         if (!created) ctx.status = 200;
         return placeFeature(db, config, uuid, caller, readLocaleOf(ctx));
       },
+      location: (place) => `/api/v1/places/${place.properties.uuid}`,
     })
     .update({
       // PUT is the listed method; some descriptions of the spec show POST on this path: same route.

@@ -1,49 +1,9 @@
 import { z } from 'zod';
 import { searchPlaces } from '../../shared/places/search-places.ts';
-import { DEFAULT_LIMIT, MAX_EXTENT_KM, MAX_LIMIT } from '../../shared/places/search-query.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT, type SearchQuery, searchQuery } from '../../shared/places/search-query.ts';
 import type { AppContext } from '../context.ts';
 import { type Page, SerializedItems } from '../http/formats/format.ts';
 import { activitySchema, placeSchema } from './schemas.ts';
-
-const lngLat = (description: string) => z.string().optional().meta({ description, example: '3.06,50.63' });
-const int = (description: string) => z.string().optional().meta({ description });
-
-/** Documents the query string; parseSearchQuery checks it (pairs, ranges, 100 km, limit). */
-const searchQuery = z.object({
-  sw: lngLat('south-west corner `lng,lat`; with ne'),
-  ne: lngLat('north-east corner `lng,lat`; with sw'),
-  origin: lngLat('centre `lng,lat` of a radius search; with radius'),
-  radius: z
-    .string()
-    .optional()
-    .meta({ description: `kilometres around origin, at most ${MAX_EXTENT_KM}` }),
-  user_origin: lngLat('end-user position for proximity order (default: origin, or the box centre)'),
-  sports: z.string().optional().meta({ description: 'comma-separated sport ids', example: '357,340' }),
-  tags: z.string().optional().meta({ description: 'comma-separated tag slugs; all must match one activity' }),
-  surface: z.string().optional().meta({ description: 'comma-separated surfaces (any)' }),
-  min_difficulty: int('0..2'),
-  max_difficulty: int('0..2'),
-  min_duration: int('minutes'),
-  max_duration: int('minutes'),
-  min_distance: int('metres'),
-  max_distance: int('metres'),
-  min_elevation_gain: int('metres'),
-  max_elevation_gain: int('metres'),
-  min_cellphone_service: int('0..2'),
-  max_cellphone_service: int('0..2'),
-  min_quality: int('0..2'),
-  max_quality: int('0..2'),
-  limit: int(`results per page, 1..${MAX_LIMIT}, default ${DEFAULT_LIMIT}`),
-  page: int('page number from 1 (with `after`, only numbers the page)'),
-  after: z
-    .string()
-    .optional()
-    .meta({ description: 'cursor of links.next: the page starts after that place (keyset paging); opaque' }),
-  created_at: z.enum(['asc', 'desc']).optional().meta({ description: 'order by creation date (then proximity)' }),
-  days: int('only places created within this many days'),
-  partner: z.string().optional().meta({ description: 'partner slug' }),
-  featured: z.enum(['true', 'false']).optional(),
-});
 
 /** A search result item: a subset of the single-place Feature, plus its proximity. */
 const featureSchema = placeSchema.extend({
@@ -78,12 +38,8 @@ export function searchOperation(app: AppContext) {
     ].join('\n\n'),
     query: searchQuery,
     item: featureSchema,
-    handler: async ({
-      ctx,
-    }: {
-      ctx: { query: Record<string, string | string[] | undefined> };
-    }): Promise<Page<never>> => {
-      const found = await searchPlaces(app.pool, ctx.query);
+    handler: async ({ query }: { query: SearchQuery }): Promise<Page<never>> => {
+      const found = await searchPlaces(app.pool, query);
       return {
         // The Features come serialized and joined by PostgreSQL: only the envelope is written here.
         items: new SerializedItems(found.featuresJson, found.count),

@@ -7,7 +7,12 @@ import { isUuid } from '../places/activities.ts';
 import { linkProblem } from '../places/links.ts';
 import { isCountryCode } from '../places/places.ts';
 import { assertMayModifyPartners, type PartnerCaller } from './permissions.ts';
-import { parsePartnerSearch } from './search-query.ts';
+import {
+  type PartnerSearchParams,
+  type PartnerSearchQuery,
+  parsePartnerSearch,
+  partnerSearchParams,
+} from './search-query.ts';
 import { compilePartnerSearch, PARTNER_JSON, type PartnerSearchRow } from './search-sql.ts';
 
 /** A partner as every read returns it (the spec's fields; lat/lng are strings). */
@@ -61,13 +66,28 @@ const REQUIRED = ['user_id', 'title', 'source', 'link', 'lat', 'lng'] as const;
 export const SLUG_RE = /^[a-z0-9][a-z0-9_-]{0,99}$/;
 const NUMBER = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$/;
 
-/** One page (25) of a search, as JSON texts joined by commas, straight from PostgreSQL. */
+/** One page (25) of a search with a validated query (partnerSearchQuery), straight from PostgreSQL. */
+export async function findPartners(
+  pool: pg.Pool,
+  query: PartnerSearchQuery,
+): Promise<{ json: string; count: number; page: number }> {
+  return runSearch(pool, partnerSearchParams(query));
+}
+
+/** The same from a raw query string (scripts, tests): every invalid parameter named in one `invalid` error. */
 export async function searchPartners(
   pool: pg.Pool,
   query: Record<string, string | string[] | undefined>,
 ): Promise<{ json: string; count: number; page: number }> {
   const { params, errors } = parsePartnerSearch(query);
   if (!params) throw invalid(errors, 'Invalid search query');
+  return runSearch(pool, params);
+}
+
+async function runSearch(
+  pool: pg.Pool,
+  params: PartnerSearchParams,
+): Promise<{ json: string; count: number; page: number }> {
   const q = compilePartnerSearch(params);
   const row = (await pool.query<PartnerSearchRow>({ name: q.name, text: q.sql, values: q.parameters })).rows[0];
   return { json: row?.partners ?? '', count: row?.found ?? 0, page: params.page };

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { FieldError } from '../errors.ts';
+import { digits, once, type QueryProblem, queryBoolean, readQuery, refuse, withRules } from '../places/search-query.ts';
 
 /** Partners per search page (the spec's page size). */
 export const PAGE_SIZE = 25;
@@ -17,77 +19,93 @@ export interface PartnerSearchParams {
 type Raw = Record<string, string | string[] | undefined>;
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+const SPORT = 'sport must be a sport id (a positive integer)';
+const PAGE = `page must be an integer from 1 to ${MAX_PAGE}`;
 
-/** One value of a parameter that takes one (a repeated one is an error naming it). */
-function single(raw: Raw, name: string, errors: FieldError[]): string | undefined {
-  const v = raw[name];
-  if (Array.isArray(v)) {
-    errors.push({ path: `query.${name}`, message: `give ${name} once` });
-    return undefined;
-  }
-  return v;
-}
+/** One partners search parameter: given at most once. */
+const param = <S extends z.ZodType>(name: string, schema: S) => once(schema, `give ${name} once`);
 
-function bool(raw: Raw, name: string, errors: FieldError[]): boolean | undefined {
-  const v = single(raw, name, errors);
-  if (v === undefined) return undefined;
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  errors.push({ path: `query.${name}`, message: `${name} must be true or false` });
-  return undefined;
+/**
+ * The end-user's position `[lat, lng]`, latitude first like the partner's own lat/lng fields:
+ * one value `lat,lng` (the spec's form) or two values (`nearby[]=lat&nearby[]=lng`).
+ */
+const position = z
+  .preprocess(
+    (value, ctx) => {
+      const values = Array.isArray(value) ? value.map(String) : [String(value)];
+      const parts = values.length === 1 ? (values[0] as string).split(',') : values;
+      const [lat, lng] = parts.map((p) => p.trim());
+      const valid =
+        parts.length === 2 &&
+        lat &&
+        lng &&
+        NUMBER.test(lat) &&
+        NUMBER.test(lng) &&
+        Math.abs(Number(lat)) <= 90 &&
+        Math.abs(Number(lng)) <= 180;
+      return valid
+        ? [Number(lat), Number(lng)]
+        : refuse(ctx, 'nearby[] must be one position "lat,lng" in degrees (latitude -90..90, longitude -180..180)');
+    },
+    z.array(z.number().min(-180).max(180)).length(2),
+  )
+  .optional();
+
+const partnerSearchFields = z.object({
+  sport: param(
+    'sport',
+    z.preprocess(digits(/^\d{1,9}$/), z.number({ error: SPORT }).int(SPORT).min(1, SPORT).max(999_999_999, SPORT)),
+  )
+    .optional()
+    .meta({ description: 'a sport id: partners serving it' }),
+  'nearby[]': position.meta({
+    description:
+      "the end-user position, latitude first: `nearby[]=lat,lng` (the spec's form) or `nearby[]=lat&nearby[]=lng`; nearest partners first",
+    example: [50.63, 3.06],
+  }),
+  nearby: position.meta({ description: 'the same as `nearby[]` (one of the two)' }),
+  featured: param('featured', queryBoolean('featured'))
+    .optional()
+    .meta({ description: 'featured partners only (true) or the others (false); `1` and `0` too' }),
+  partner: param('partner', queryBoolean('partner'))
+    .optional()
+    .meta({ description: 'partners of the operator only (true) or the others (false); `1` and `0` too' }),
+  page: param(
+    'page',
+    z.preprocess(digits(/^\d{1,5}$/), z.number({ error: PAGE }).int(PAGE).min(1, PAGE).max(MAX_PAGE, PAGE)),
+  )
+    .default(1)
+    .meta({ description: `page number from 1 to ${MAX_PAGE}, ${PAGE_SIZE} per page` }),
+});
+
+/** The partners search query as validated (page defaults to 1). */
+export type PartnerSearchQuery = z.output<typeof partnerSearchFields>;
+
+/** The one rule across parameters: the position is given one way. */
+function partnerSearchProblems(q: PartnerSearchQuery): QueryProblem[] {
+  return q['nearby[]'] && q.nearby ? [{ param: 'nearby[]', message: 'give nearby[] or nearby, not both' }] : [];
 }
 
 /**
- * `nearby[]=lat,lng` (the spec's form), also `nearby=lat,lng` or two values
- * `nearby[]=lat&nearby[]=lng`. Latitude first, like the partner's own lat/lng fields.
+ * GET /partners's query: typed parameters (`sport` and `page` integers, `nearby[]` two numbers,
+ * booleans); what /openapi.json documents and the API validates (422 naming each parameter).
  */
-function nearby(raw: Raw, errors: FieldError[]): [number, number] | undefined {
-  const key = raw['nearby[]'] !== undefined ? 'nearby[]' : 'nearby';
-  const given = raw[key];
-  if (given === undefined) return undefined;
-  if (raw['nearby[]'] !== undefined && raw.nearby !== undefined) {
-    errors.push({ path: 'query.nearby[]', message: 'give nearby[] or nearby, not both' });
-    return undefined;
-  }
-  const values = Array.isArray(given) ? given : [given];
-  const parts = values.length === 1 ? (values[0] as string).split(',') : values;
-  const [lat, lng] = parts.map((p) => p.trim());
-  const bad = () =>
-    errors.push({
-      path: `query.${key}`,
-      message: 'nearby[] must be one position "lat,lng" in degrees (latitude -90..90, longitude -180..180)',
-    });
-  if (parts.length !== 2 || !lat || !lng || !NUMBER.test(lat) || !NUMBER.test(lng)) {
-    bad();
-    return undefined;
-  }
-  const pos: [number, number] = [Number(lat), Number(lng)];
-  if (Math.abs(pos[0]) > 90 || Math.abs(pos[1]) > 180) {
-    bad();
-    return undefined;
-  }
-  return pos;
+export const partnerSearchQuery = withRules(partnerSearchFields, partnerSearchProblems);
+
+/** What a valid search asks of the SQL. */
+export function partnerSearchParams(q: PartnerSearchQuery): PartnerSearchParams {
+  const near = q['nearby[]'] ?? q.nearby;
+  return {
+    ...(q.sport !== undefined ? { sport: q.sport } : {}),
+    ...(near ? { nearby: [near[0] as number, near[1] as number] } : {}),
+    ...(q.featured !== undefined ? { featured: q.featured } : {}),
+    ...(q.partner !== undefined ? { partner: q.partner } : {}),
+    page: q.page,
+  };
 }
 
-/** Reads the search query; every invalid parameter is named (`query.sport`, `query.nearby[]`). */
+/** Reads a raw query string; every invalid parameter is named (`query.sport`, `query.nearby[]`). */
 export function parsePartnerSearch(raw: Raw): { params?: PartnerSearchParams; errors: FieldError[] } {
-  const errors: FieldError[] = [];
-  const params: PartnerSearchParams = { page: 1 };
-  const sport = single(raw, 'sport', errors);
-  if (sport !== undefined) {
-    if (/^\d{1,9}$/.test(sport) && Number(sport) > 0) params.sport = Number(sport);
-    else errors.push({ path: 'query.sport', message: 'sport must be a sport id (a positive integer)' });
-  }
-  const near = nearby(raw, errors);
-  if (near) params.nearby = near;
-  const featured = bool(raw, 'featured', errors);
-  if (featured !== undefined) params.featured = featured;
-  const partner = bool(raw, 'partner', errors);
-  if (partner !== undefined) params.partner = partner;
-  const page = single(raw, 'page', errors);
-  if (page !== undefined) {
-    if (/^\d{1,5}$/.test(page) && Number(page) >= 1 && Number(page) <= MAX_PAGE) params.page = Number(page);
-    else errors.push({ path: 'query.page', message: `page must be an integer from 1 to ${MAX_PAGE}` });
-  }
-  return errors.length ? { errors } : { params, errors };
+  const { query, errors } = readQuery(partnerSearchQuery, raw);
+  return query ? { params: partnerSearchParams(query), errors } : { errors };
 }

@@ -1,6 +1,5 @@
 import type pg from 'pg';
-import { invalid } from '../errors.ts';
-import { parseSearchQuery } from './search-query.ts';
+import { type SearchQuery, searchParams } from './search-query.ts';
 import { compileSearchQuery, type SearchRow } from './search-sql.ts';
 
 /** One page of a places search, with its Features already written as JSON by PostgreSQL. */
@@ -15,15 +14,11 @@ export interface SearchResult {
 }
 
 /**
- * Searches places from the raw query string (every invalid parameter named at once). Runs
- * straight through the pg pool as a prepared statement: no query builder on the hot path.
+ * Searches places with a validated query (searchQuery). Runs straight through the pg pool as a
+ * prepared statement: no query builder on the hot path.
  */
-export async function searchPlaces(
-  pool: pg.Pool,
-  query: Record<string, string | string[] | undefined>,
-): Promise<SearchResult> {
-  const { params, errors } = parseSearchQuery(query);
-  if (!params) throw invalid(errors, 'Invalid search query');
+export async function searchPlaces(pool: pg.Pool, query: SearchQuery): Promise<SearchResult> {
+  const params = searchParams(query);
   const compiled = compileSearchQuery(params);
   const found = (
     await pool.query<SearchRow>({

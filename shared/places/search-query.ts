@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { FieldError } from '../errors.ts';
 import placesReferential from '../referentials/places-tags-filters.json' with { type: 'json' };
 import { distanceKm, parseLngLat } from './geojson.ts';
@@ -19,8 +20,7 @@ export const RANGE_FILTERS = {
 } as const;
 type RangeFilter = keyof typeof RANGE_FILTERS;
 
-const KNOWN_TAGS = new Set(placesReferential.tags);
-const SURFACES = new Set(placesReferential.filters.find((f) => f.slug === 'surface')?.values ?? []);
+const SURFACES = placesReferential.filters.find((f) => f.slug === 'surface')?.values ?? [];
 
 export type LngLat = [number, number];
 export type SearchArea =
@@ -60,173 +60,274 @@ export interface SearchKey {
 
 type Raw = Record<string, string | string[] | undefined>;
 
+/** A search query problem found across parameters: the parameter to name and what is wrong. */
+export interface QueryProblem {
+  param: string;
+  message: string;
+}
+
+/** Refuses a value inside a preprocess or transform; the issue's path is the parameter's. */
+export function refuse(ctx: z.RefinementCtx, message: string): never {
+  ctx.addIssue({ code: 'custom', message });
+  return z.NEVER;
+}
+
+/** A query-string parameter that takes one value: a repeated one is refused with `repeated`. */
+export function once<S extends z.ZodType>(schema: S, repeated: string) {
+  return z.preprocess((value, ctx) => (Array.isArray(value) ? refuse(ctx, repeated) : value), schema);
+}
+
+/** Query text matching `pattern` (decimal digits) becomes a number; other text stays, for the number schema to refuse. */
+export const digits = (pattern: RegExp) => (value: unknown) =>
+  typeof value === 'string' && pattern.test(value) ? Number(value) : value;
+
+/** `true`/`1` and `false`/`0` as a boolean (documented as one); anything else is refused naming `name`. */
+export function queryBoolean(name: string) {
+  return z.preprocess(
+    (value) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value),
+    z.boolean({ error: `${name} must be true or false` }),
+  );
+}
+
 /**
- * Validates the search query string; every problem is reported with its parameter
- * (`query.radius`). A location (sw+ne or origin+radius) is required (docs/places.md).
+ * A declared query schema with rules across its parameters: `rules` runs on the typed query once
+ * every parameter is valid on its own, each problem naming its parameter (`query.origin`).
  */
-export function parseSearchQuery(raw: Raw): { params?: SearchParams; errors: FieldError[] } {
-  const errors: FieldError[] = [];
-  const err = (name: string, message: string) => errors.push({ path: `query.${name}`, message });
-  const get = (name: string): string | undefined => {
-    const v = raw[name];
-    if (Array.isArray(v)) {
-      err(name, `${name} was given more than once`);
-      return undefined;
-    }
-    return v;
-  };
-  const point = (name: string): LngLat | undefined => {
-    const v = get(name);
-    if (v === undefined) return undefined;
-    const r = parseLngLat(v, name);
-    if (r.error) errors.push(r.error);
-    return r.point;
-  };
-  const int = (name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
-    const v = get(name);
-    if (v === undefined) return undefined;
-    if (!/^-?\d+$/.test(v.trim())) {
-      err(name, `${name} must be an integer`);
-      return undefined;
-    }
-    const n = Number(v);
-    if (n < min || n > max) {
-      err(
-        name,
-        max === Number.MAX_SAFE_INTEGER
-          ? `${name} must be at least ${min}`
-          : `${name} must be between ${min} and ${max}`,
-      );
-      return undefined;
-    }
-    return n;
-  };
-  const list = (name: string): string[] | undefined => {
-    const v = get(name);
-    if (v === undefined) return undefined;
-    const items = v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    if (!items.length) err(name, `${name} must be a comma-separated list`);
-    return items;
-  };
-
-  const has = (name: string) => raw[name] !== undefined;
-  const sw = point('sw');
-  const ne = point('ne');
-  const origin = point('origin');
-  const userOrigin = point('user_origin');
-  let radius: number | undefined;
-  if (has('radius')) {
-    const v = get('radius');
-    const n = v === undefined || v.trim() === '' ? Number.NaN : Number(v);
-    if (!Number.isFinite(n) || n <= 0) err('radius', 'radius must be a number of kilometres greater than 0');
-    else if (n > MAX_EXTENT_KM) err('radius', `radius must not exceed ${MAX_EXTENT_KM} km`);
-    else radius = n;
-  }
-  if (has('sw') !== has('ne')) err(has('sw') ? 'ne' : 'sw', 'sw and ne must be sent together');
-  if (has('origin') !== has('radius'))
-    err(has('origin') ? 'radius' : 'origin', 'origin and radius must be sent together');
-  if (has('sw') && has('origin'))
-    err('origin', 'send either a bounding box (sw, ne) or a radius (origin, radius), not both');
-  if (!has('sw') && !has('ne') && !has('origin') && !has('radius'))
-    err('origin', 'a location is required: sw and ne (bounding box) or origin and radius (km)');
-  let area: SearchArea | undefined;
-  if (sw && ne) {
-    if (sw[1] > ne[1]) err('sw', 'sw must be south of ne (sw latitude ≤ ne latitude)');
-    else if (sw[0] > ne[0]) err('sw', 'sw must be west of ne (boxes across the antimeridian are not supported)');
-    else {
-      const width = distanceKm(sw, [ne[0], sw[1]]);
-      const height = distanceKm(sw, [sw[0], ne[1]]);
-      if (Math.max(width, height) > MAX_EXTENT_KM)
-        err(
-          'ne',
-          `the bounding box must not exceed ${MAX_EXTENT_KM} km per side (it is ${Math.round(Math.max(width, height))} km)`,
-        );
-      else area = { kind: 'bbox', sw, ne };
-    }
-  } else if (origin && radius !== undefined) area = { kind: 'radius', origin, radiusKm: radius };
-
-  let sports: number[] | undefined;
-  const sportItems = list('sports');
-  if (sportItems) {
-    if (sportItems.every((s) => /^\d{1,9}$/.test(s))) sports = sportItems.map(Number);
-    else err('sports', 'sports must be comma-separated sport ids (integers)');
-  }
-  const tags = list('tags');
-  const unknownTags = tags?.filter((t) => !KNOWN_TAGS.has(t)) ?? [];
-  if (unknownTags.length) err('tags', `unknown tag(s): ${unknownTags.join(', ')}`);
-  const surface = list('surface');
-  const unknownSurfaces = surface?.filter((s) => !SURFACES.has(s)) ?? [];
-  if (unknownSurfaces.length)
-    err('surface', `unknown surface(s): ${unknownSurfaces.join(', ')}; known: ${[...SURFACES].join(', ')}`);
-
-  const ranges: SearchParams['ranges'] = [];
-  for (const [filter, type] of Object.entries(RANGE_FILTERS) as [RangeFilter, string][]) {
-    const max = type === 'level' ? 2 : undefined;
-    const lo = int(`min_${filter}`, 0, max);
-    const hi = int(`max_${filter}`, 0, max);
-    if (lo !== undefined && hi !== undefined && lo > hi)
-      err(`min_${filter}`, `min_${filter} must not exceed max_${filter}`);
-    else if (lo !== undefined || hi !== undefined)
-      ranges.push({ filter, ...(lo !== undefined ? { min: lo } : {}), ...(hi !== undefined ? { max: hi } : {}) });
-  }
-  let createdAt: 'asc' | 'desc' | undefined;
-  const ca = get('created_at');
-  if (ca !== undefined) {
-    if (ca === 'asc' || ca === 'desc') createdAt = ca;
-    else err('created_at', 'created_at must be asc or desc');
-  }
-  const days = int('days', 1, 36_500);
-  const partner = get('partner');
-  if (partner !== undefined && !/^[a-z0-9][a-z0-9_-]{0,99}$/i.test(partner))
-    err('partner', 'partner must be a partner slug');
-  let featured: boolean | undefined;
-  const f = get('featured');
-  if (f !== undefined) {
-    if (['true', '1'].includes(f)) featured = true;
-    else if (['false', '0'].includes(f)) featured = false;
-    else err('featured', 'featured must be true or false');
-  }
-  let limit = DEFAULT_LIMIT;
-  if (has('limit')) {
-    const l = int('limit', 1);
-    if (l !== undefined && l > MAX_LIMIT) err('limit', `limit must not exceed ${MAX_LIMIT}`);
-    else if (l !== undefined) limit = l;
-  }
-  const page = has('page') ? int('page', 1, 1_000_000) : 1;
-  let after: SearchKey | undefined;
-  const cursor = get('after');
-  if (cursor !== undefined) {
-    after = parseCursor(cursor);
-    if (!after) err('after', 'after must be the cursor of a links.next URL of this search');
-    else if ((after.createdAt !== undefined) !== (createdAt !== undefined))
-      err('after', 'after comes from a search with another order (created_at): follow links.next of this search');
-  }
-
-  if (errors.length || !area) return { errors };
-  const reference: LngLat =
-    userOrigin ??
-    (area.kind === 'radius' ? area.origin : [(area.sw[0] + area.ne[0]) / 2, (area.sw[1] + area.ne[1]) / 2]);
-  return {
-    params: {
-      area,
-      reference,
-      ...(sports ? { sports } : {}),
-      ...(tags ? { tags } : {}),
-      ...(surface ? { surface } : {}),
-      ranges,
-      ...(createdAt ? { createdAt } : {}),
-      ...(days !== undefined ? { days } : {}),
-      ...(partner !== undefined ? { partner } : {}),
-      ...(featured !== undefined ? { featured } : {}),
-      limit,
-      page: page ?? 1,
-      ...(after ? { after } : {}),
+export function withRules<T extends z.ZodObject>(fields: T, rules: (query: z.output<T>) => QueryProblem[]): T {
+  return fields.superRefine(
+    (query, ctx) => {
+      for (const { param, message } of rules(query)) ctx.addIssue({ code: 'custom', path: [param], message });
     },
-    errors,
+    { when: (payload) => payload.issues.length === 0 },
+  );
+}
+
+/** Reads a raw query string with a declared query schema: the typed query, or every problem named. */
+export function readQuery<S extends z.ZodType>(schema: S, raw: unknown): { query?: z.output<S>; errors: FieldError[] } {
+  const result = schema.safeParse(raw);
+  if (result.success) return { query: result.data, errors: [] };
+  return {
+    errors: result.error.issues.map((issue) => ({ path: ['query', ...issue.path].join('.'), message: issue.message })),
   };
+}
+
+/** One places search parameter: given at most once. */
+const param = <S extends z.ZodType>(name: string, schema: S) => once(schema, `${name} was given more than once`);
+
+/** `lng,lat` (documented as that string), read as a position. */
+const position = (name: string) =>
+  param(
+    name,
+    z.string().transform((value, ctx): LngLat => {
+      const { point, error } = parseLngLat(value, name);
+      return point ?? refuse(ctx, error?.message ?? `${name} must be "lng,lat"`);
+    }),
+  );
+
+/** An integer parameter (documented as one) from `min` (to `max`), decimal digits in the query string. */
+function integer(name: string, min: number, max?: number) {
+  const range = max === undefined ? `${name} must be at least ${min}` : `${name} must be between ${min} and ${max}`;
+  const n = z
+    .number({ error: `${name} must be an integer` })
+    // Integer text beyond 2^53 fails here alone (not once more by the bounds).
+    .int({ error: range, abort: true })
+    .min(min, range);
+  return param(name, z.preprocess(digits(/^\s*-?\d+\s*$/), max === undefined ? n : n.max(max, range)));
+}
+
+/**
+ * Comma-separated values (`357,340`), documented as an array (`style: form, explode: false`).
+ * Each value must pass `item`; the ones that do not are named in one problem of the parameter.
+ */
+function commaList<T extends z.ZodType>(
+  name: string,
+  description: string,
+  item: T,
+  refused: (bad: string[]) => string,
+) {
+  return param(
+    name,
+    z.preprocess((value, ctx) => {
+      if (typeof value !== 'string') return value;
+      const items = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      if (!items.length) return refuse(ctx, `${name} must be a comma-separated list`);
+      const bad = items.filter((s) => !item.safeParse(s).success);
+      return bad.length ? refuse(ctx, refused(bad)) : items;
+    }, z.array(item)),
+  )
+    .optional()
+    .meta({ description, param: { style: 'form', explode: false } });
+}
+
+const RADIUS = 'radius must be a number of kilometres greater than 0';
+const UNITS: Record<RangeFilter, string> = {
+  difficulty: '0..2',
+  duration: 'minutes',
+  distance: 'metres',
+  elevation_gain: 'metres',
+  cellphone_service: '0..2',
+  quality: '0..2',
+};
+const bound = (side: 'min' | 'max', filter: RangeFilter) =>
+  integer(`${side}_${filter}`, 0, RANGE_FILTERS[filter] === 'level' ? 2 : undefined)
+    .optional()
+    .meta({ description: `${side === 'min' ? 'at least' : 'at most'} (${UNITS[filter]}); one side alone allowed` });
+/** `min_<filter>` and `max_<filter>` for every range filter. */
+type Bound = `${'min' | 'max'}_${RangeFilter}`;
+const bounds = Object.fromEntries(
+  (Object.keys(RANGE_FILTERS) as RangeFilter[]).flatMap((filter) =>
+    (['min', 'max'] as const).map((side) => [`${side}_${filter}`, bound(side, filter)]),
+  ),
+) as Record<Bound, ReturnType<typeof bound>>;
+
+const searchFields = z.object({
+  sw: position('sw').optional().meta({ description: 'south-west corner `lng,lat`; with ne', example: '3.06,50.63' }),
+  ne: position('ne').optional().meta({ description: 'north-east corner `lng,lat`; with sw', example: '3.1,50.7' }),
+  origin: position('origin')
+    .optional()
+    .meta({ description: 'centre `lng,lat` of a radius search; with radius', example: '3.06,50.63' }),
+  radius: param(
+    'radius',
+    z.preprocess(
+      (value) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value),
+      z.number({ error: RADIUS }).gt(0, RADIUS).max(MAX_EXTENT_KM, `radius must not exceed ${MAX_EXTENT_KM} km`),
+    ),
+  )
+    .optional()
+    .meta({ description: `kilometres around origin, at most ${MAX_EXTENT_KM}` }),
+  user_origin: position('user_origin')
+    .optional()
+    .meta({ description: 'end-user position for proximity order (default: origin, or the box centre)' }),
+  sports: commaList(
+    'sports',
+    'sport ids, comma-separated (`357,340`): places with one of these sports',
+    z.preprocess(digits(/^\d{1,9}$/), z.number().int().min(0).max(999_999_999)),
+    () => 'sports must be comma-separated sport ids (integers)',
+  ),
+  tags: commaList(
+    'tags',
+    'tag slugs, comma-separated: one activity must have them all',
+    z.enum(placesReferential.tags),
+    (bad) => `unknown tag(s): ${bad.join(', ')}`,
+  ),
+  surface: commaList(
+    'surface',
+    'surfaces, comma-separated (any)',
+    z.enum(SURFACES),
+    (bad) => `unknown surface(s): ${bad.join(', ')}; known: ${SURFACES.join(', ')}`,
+  ),
+  ...bounds,
+  limit: integer('limit', 1, MAX_LIMIT)
+    .default(DEFAULT_LIMIT)
+    .meta({ description: `results per page, 1..${MAX_LIMIT}, default ${DEFAULT_LIMIT}` }),
+  page: integer('page', 1, 1_000_000)
+    .default(1)
+    .meta({ description: 'page number from 1 (with `after`, only numbers the page)' }),
+  after: param(
+    'after',
+    z
+      .string()
+      .transform(
+        (value, ctx) =>
+          parseCursor(value) ?? refuse(ctx, 'after must be the cursor of a links.next URL of this search'),
+      ),
+  )
+    .optional()
+    .meta({ description: 'cursor of links.next: the page starts after that place (keyset paging); opaque' }),
+  created_at: param('created_at', z.enum(['asc', 'desc'], { error: 'created_at must be asc or desc' }))
+    .optional()
+    .meta({ description: 'order by creation date (then proximity)' }),
+  days: integer('days', 1, 36_500).optional().meta({ description: 'only places created within this many days' }),
+  partner: param('partner', z.string().regex(/^[a-z0-9][a-z0-9_-]{0,99}$/i, 'partner must be a partner slug'))
+    .optional()
+    .meta({ description: 'partner slug' }),
+  featured: param('featured', queryBoolean('featured'))
+    .optional()
+    .meta({ description: 'featured places only (true) or the others (false); `1` and `0` too' }),
+});
+
+/** The search query as validated: typed parameters, defaults applied (limit, page). */
+export type SearchQuery = z.output<typeof searchFields>;
+
+/** The rules across parameters: a location (sw+ne or origin+radius, not both), 100 km, min ≤ max, the cursor's order. */
+export function searchQueryProblems(q: SearchQuery): QueryProblem[] {
+  const problems: QueryProblem[] = [];
+  const problem = (param: string, message: string) => problems.push({ param, message });
+  const has = (name: 'sw' | 'ne' | 'origin' | 'radius') => q[name] !== undefined;
+  if (has('sw') !== has('ne')) problem(has('sw') ? 'ne' : 'sw', 'sw and ne must be sent together');
+  if (has('origin') !== has('radius'))
+    problem(has('origin') ? 'radius' : 'origin', 'origin and radius must be sent together');
+  if (has('sw') && has('origin'))
+    problem('origin', 'send either a bounding box (sw, ne) or a radius (origin, radius), not both');
+  if (!has('sw') && !has('ne') && !has('origin') && !has('radius'))
+    problem('origin', 'a location is required: sw and ne (bounding box) or origin and radius (km)');
+  const { sw, ne } = q;
+  if (sw && ne) {
+    if (sw[1] > ne[1]) problem('sw', 'sw must be south of ne (sw latitude ≤ ne latitude)');
+    else if (sw[0] > ne[0]) problem('sw', 'sw must be west of ne (boxes across the antimeridian are not supported)');
+    else {
+      const side = Math.max(distanceKm(sw, [ne[0], sw[1]]), distanceKm(sw, [sw[0], ne[1]]));
+      if (side > MAX_EXTENT_KM)
+        problem('ne', `the bounding box must not exceed ${MAX_EXTENT_KM} km per side (it is ${Math.round(side)} km)`);
+    }
+  }
+  for (const filter of Object.keys(RANGE_FILTERS) as RangeFilter[]) {
+    const lo = q[`min_${filter}`];
+    const hi = q[`max_${filter}`];
+    if (lo !== undefined && hi !== undefined && lo > hi)
+      problem(`min_${filter}`, `min_${filter} must not exceed max_${filter}`);
+  }
+  if (q.after && (q.after.createdAt !== undefined) !== (q.created_at !== undefined))
+    problem('after', 'after comes from a search with another order (created_at): follow links.next of this search');
+  return problems;
+}
+
+/**
+ * GET /places's query: every parameter typed (numbers, lists, enums, limits) and the rules across
+ * them; what /openapi.json documents and the API validates (a 422 naming each problem's parameter).
+ */
+export const searchQuery = withRules(searchFields, searchQueryProblems);
+
+/** What a valid search query asks of the SQL: its area, reference point and filters. */
+export function searchParams(q: SearchQuery): SearchParams {
+  let area: SearchArea;
+  if (q.sw && q.ne) area = { kind: 'bbox', sw: q.sw, ne: q.ne };
+  else if (q.origin && q.radius !== undefined) area = { kind: 'radius', origin: q.origin, radiusKm: q.radius };
+  else throw new Error('a search query without a location (searchQuery requires one)');
+  const reference: LngLat =
+    q.user_origin ??
+    (area.kind === 'radius' ? area.origin : [(area.sw[0] + area.ne[0]) / 2, (area.sw[1] + area.ne[1]) / 2]);
+  const ranges: SearchParams['ranges'] = [];
+  for (const filter of Object.keys(RANGE_FILTERS) as RangeFilter[]) {
+    const min = q[`min_${filter}`];
+    const max = q[`max_${filter}`];
+    if (min !== undefined || max !== undefined)
+      ranges.push({ filter, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) });
+  }
+  return {
+    area,
+    reference,
+    ...(q.sports ? { sports: q.sports } : {}),
+    ...(q.tags ? { tags: q.tags } : {}),
+    ...(q.surface ? { surface: q.surface } : {}),
+    ranges,
+    ...(q.created_at ? { createdAt: q.created_at } : {}),
+    ...(q.days !== undefined ? { days: q.days } : {}),
+    ...(q.partner !== undefined ? { partner: q.partner } : {}),
+    ...(q.featured !== undefined ? { featured: q.featured } : {}),
+    limit: q.limit,
+    page: q.page,
+    ...(q.after ? { after: q.after } : {}),
+  };
+}
+
+/** Reads a raw query string (scripts, benchmarks, tests): the search's parameters, or every problem named. */
+export function parseSearchQuery(raw: Raw): { params?: SearchParams; errors: FieldError[] } {
+  const { query, errors } = readQuery(searchQuery, raw);
+  return query ? { params: searchParams(query), errors } : { errors };
 }
 
 /**
