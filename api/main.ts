@@ -1,8 +1,8 @@
 // First: V8 settings apply before anything allocates.
 import '../shared/runtime/gc-tuning.ts';
-import { prepareDatabase } from '../shared/db/prepare.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { runCli } from '../shared/runtime/cli.ts';
+import { prepareDatabase } from '../shared/runtime/prepare-database.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
 import { startApi } from './server.ts';
 

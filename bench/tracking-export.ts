@@ -1,5 +1,5 @@
 import { XMLBuilder } from 'fast-xml-parser';
-import { type ActivityContent, DATATYPE } from '../shared/tracking/activity-data.ts';
+import { type ActivityContent, DATATYPE } from '../shared/tracking/activities/data.ts';
 import { exportGpx } from '../shared/tracking/formats/gpx-export.ts';
 import { importActivityFile } from '../shared/tracking/formats/import-file.ts';
 import { exportTcx } from '../shared/tracking/formats/tcx-export.ts';

@@ -4,15 +4,15 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { registerClient } from '../shared/accounts/clients.ts';
-import { issueOperatorToken } from '../shared/accounts/operator-tokens.ts';
+import { issueOperatorToken } from '../shared/auth/operator-tokens.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
-import { channelBytes, int4ArrayParam, trackToEwkb } from '../shared/tracking/activity-binary.ts';
-import { datastreamFromJson, summariesFromJson, trackFromJson } from '../shared/tracking/activity-content.ts';
-import { deriveActivityFields } from '../shared/tracking/activity-derived.ts';
-import { ensureTrackingUser } from '../shared/tracking/users.ts';
+import { channelBytes, int4ArrayParam, trackToEwkb } from '../shared/tracking/activities/binary.ts';
+import { datastreamFromJson, summariesFromJson, trackFromJson } from '../shared/tracking/activities/content.ts';
+import { deriveActivityFields } from '../shared/tracking/activities/derived.ts';
+import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
 import {
   type BenchRequest,
   benchDatabaseUrl,

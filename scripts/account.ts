@@ -7,9 +7,9 @@ import {
 } from '../shared/accounts/accounts.ts';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { findClient, registerClient } from '../shared/accounts/clients.ts';
-import { issueOperatorToken } from '../shared/accounts/operator-tokens.ts';
 import { MIN_PASSWORD_LENGTH } from '../shared/accounts/passwords.ts';
 import { endAccountSessions, setAccountDisabled } from '../shared/accounts/revocation.ts';
+import { issueOperatorToken } from '../shared/auth/operator-tokens.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { ROLES, type Role } from '../shared/db/schema/accounts.ts';

@@ -2,9 +2,9 @@
 import '../shared/runtime/gc-tuning.ts';
 import { startApi } from '../api/server.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
-import { prepareDatabase } from '../shared/db/prepare.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { runCli } from '../shared/runtime/cli.ts';
+import { prepareDatabase } from '../shared/runtime/prepare-database.ts';
 import { onShutdown } from '../shared/runtime/shutdown.ts';
 import { queuesNamedExplicitly, startWorkers } from '../workers/worker.ts';
 

@@ -4,13 +4,13 @@ import {
   createPartnerAs,
   deletePartnerAs,
   partnerById,
-  partnerSlugExists,
   searchPartners,
   updatePartnerAs,
 } from '../shared/partners/partner-service.ts';
 import { assertMayModifyPartners, partnerCallerFrom } from '../shared/partners/permissions.ts';
 import { MAX_PAGE, parsePartnerSearch } from '../shared/partners/search-query.ts';
 import { compilePartnerSearch } from '../shared/partners/search-sql.ts';
+import { partnerSlugExists } from '../shared/places/place-service.ts';
 import { createTestDatabase } from './helpers/db.ts';
 import { createTestAccount } from './helpers/tokens.ts';
 

@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import { createRedis } from '../shared/queue/connection.ts';
 import { relayOutboxBatch } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
-import { DATATYPE } from '../shared/tracking/activity-data.ts';
+import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { enqueueRecompute, recomputeProgress } from '../shared/tracking/records/recompute-requests.ts';
 import { DEFAULT_RECORDS_SETTINGS } from '../shared/tracking/records/settings.ts';
 import { startWorkers } from '../workers/worker.ts';

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { distanceKm } from '../shared/places/geojson.ts';
 import datatypes from '../shared/referentials/datatypes.json' with { type: 'json' };
-import { type ActivityContent, DATATYPE, emptyDatastream, emptyTrack } from '../shared/tracking/activity-data.ts';
+import { type ActivityContent, DATATYPE, emptyDatastream, emptyTrack } from '../shared/tracking/activities/data.ts';
 import { bestEfforts, type RecordRules } from '../shared/tracking/records/best-efforts.ts';
 import { bestTimeOver } from '../shared/tracking/records/best-time.ts';
 import {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { DATATYPE } from '../shared/tracking/activity-data.ts';
+import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { bestRecordsUpsert } from '../shared/tracking/records/records-store.ts';
 import { applyRecordsSettings, DEFAULT_RECORDS_SETTINGS } from '../shared/tracking/records/settings.ts';
 import {

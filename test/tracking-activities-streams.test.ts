@@ -8,9 +8,9 @@ import {
   int4ArrayParam,
   trackFromWkb,
   trackToEwkb,
-} from '../shared/tracking/activity-binary.ts';
-import { ACTIVITY_LIMITS, datastreamFromJson, trackFromJson } from '../shared/tracking/activity-content.ts';
-import { JsonWriter, jsonWithStreams, jsonWithStreamsChunks } from '../shared/tracking/activity-json.ts';
+} from '../shared/tracking/activities/binary.ts';
+import { ACTIVITY_LIMITS, datastreamFromJson, trackFromJson } from '../shared/tracking/activities/content.ts';
+import { JsonWriter, jsonWithStreams, jsonWithStreamsChunks } from '../shared/tracking/activities/json.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();

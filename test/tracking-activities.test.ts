@@ -1,9 +1,9 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { ACTIVITY_LIMITS } from '../shared/tracking/activity-content.ts';
-import { activitiesQuery } from '../shared/tracking/activity-list.ts';
-import { createActivity, readActivityContent } from '../shared/tracking/activity-store.ts';
-import { ensureTrackingUser } from '../shared/tracking/users.ts';
+import { ACTIVITY_LIMITS } from '../shared/tracking/activities/content.ts';
+import { activitiesQuery } from '../shared/tracking/activities/list.ts';
+import { createActivity, readActivityContent } from '../shared/tracking/activities/store.ts';
+import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();

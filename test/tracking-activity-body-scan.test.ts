@@ -2,12 +2,12 @@ import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
 import fc from 'fast-check';
 import { BodySyntaxError, DomainError } from '../shared/errors.ts';
-import { parseActivityBody } from '../shared/tracking/activity-body.ts';
-import { scanActivityBody } from '../shared/tracking/activity-body-scan.ts';
-import { ACTIVITY_LIMITS, datastreamFromJson, trackFromJson } from '../shared/tracking/activity-content.ts';
+import { ACTIVITY_LIMITS, datastreamFromJson, trackFromJson } from '../shared/tracking/activities/content.ts';
+import { parseActivityBody } from '../shared/tracking/body/parse.ts';
+import { scanActivityBody } from '../shared/tracking/body/scan.ts';
 
 // No database: the fast path of an activity body against the generic one (JSON.parse, then
-// activity-content.ts), which is the reference it must agree with or leave the body to.
+// shared/tracking/activities/content.ts), which is the reference it must agree with or leave the body to.
 
 const encode = (text: string) => Buffer.from(text, 'utf8');
 const decode = (bytes: Uint8Array) => new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);

@@ -3,9 +3,9 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import test from 'ava';
 import { activityImportPool } from '../api/tracking/activity-files.ts';
 import { BodySyntaxError, DomainError } from '../shared/errors.ts';
-import { parseActivityBody } from '../shared/tracking/activity-body.ts';
+import { parseActivityBody } from '../shared/tracking/body/parse.ts';
 import { ImportError } from '../shared/tracking/formats/import-error.ts';
-import { ActivityImportPool } from '../shared/tracking/import-pool.ts';
+import { ActivityImportPool } from '../shared/tracking/imports/pool.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 // A body limit of 2 MB, so that a compressed body expanding past it is cheap to send.

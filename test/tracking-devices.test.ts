@@ -1,7 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { DomainError } from '../shared/errors.ts';
-import { createUserDevice, updateUserDevice } from '../shared/tracking/devices.ts';
+import { createUserDevice, updateUserDevice } from '../shared/tracking/devices/store.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { Encoder, type Mesg, Profile } from '@garmin/fitsdk';
 import test from 'ava';
 import fc from 'fast-check';
-import { type ActivityContent, DATATYPE } from '../shared/tracking/activity-data.ts';
+import { type ActivityContent, DATATYPE } from '../shared/tracking/activities/data.ts';
 import { exportGpx, gpxChunks } from '../shared/tracking/formats/gpx-export.ts';
 import { ImportError, type ImportErrorCode } from '../shared/tracking/formats/import-error.ts';
 import { detectFormat, importActivityFile, isActivityFileMediaType } from '../shared/tracking/formats/import-file.ts';

@@ -5,8 +5,8 @@ import {
   MAX_MEASURE_MAGNITUDE,
   measuresQuery,
   measureValueProblem,
-} from '../shared/tracking/measures.ts';
-import { ensureTrackingUser } from '../shared/tracking/users.ts';
+} from '../shared/tracking/measures/store.ts';
+import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();

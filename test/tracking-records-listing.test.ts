@@ -1,7 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { listRecords, recordsQuery } from '../shared/tracking/records-read.ts';
-import { ensureTrackingUser } from '../shared/tracking/users.ts';
+import { listRecords, recordsQuery } from '../shared/tracking/records/records-read.ts';
+import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 // user_records is filled by the records job (next issue): these tests insert rows straight into it.

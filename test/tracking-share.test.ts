@@ -1,8 +1,8 @@
 import test from 'ava';
 import { formatDuration, formatSummaryValue, SHARE_PAGE_CSP, sharePageHtml } from '../api/tracking/share-page.ts';
-import { type ActivityContent, emptyDatastream, emptyTrack } from '../shared/tracking/activity-data.ts';
-import { downsample, MAX_CHART_POINTS, shareCharts } from '../shared/tracking/share-charts.ts';
-import { MAX_SHARES_PER_ACTIVITY, SHARE_TOKEN_BYTES } from '../shared/tracking/share-store.ts';
+import { type ActivityContent, emptyDatastream, emptyTrack } from '../shared/tracking/activities/data.ts';
+import { downsample, MAX_CHART_POINTS, shareCharts } from '../shared/tracking/shares/charts.ts';
+import { MAX_SHARES_PER_ACTIVITY, SHARE_TOKEN_BYTES } from '../shared/tracking/shares/store.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();

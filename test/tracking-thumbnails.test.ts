@@ -2,7 +2,7 @@ import test from 'ava';
 import { sql } from 'kysely';
 import sharp from 'sharp';
 import { createLogger } from '../shared/observability/logger.ts';
-import type { Track } from '../shared/tracking/activity-data.ts';
+import type { Track } from '../shared/tracking/activities/data.ts';
 import { SPORT_FAMILIES, sportFamily } from '../shared/tracking/thumbnail/placeholder.ts';
 import { projectTrack, unwrapLongitudes } from '../shared/tracking/thumbnail/projection.ts';
 import {

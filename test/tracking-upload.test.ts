@@ -6,7 +6,7 @@ import test from 'ava';
 import bmp from 'bmp-js';
 import sharp from 'sharp';
 import { MAX_INPUT_PIXELS, normalizeImage } from '../shared/media/image-input.ts';
-import { storeUpload, TRACKING_STORAGE_ROOT } from '../shared/tracking/uploads.ts';
+import { storeUpload, TRACKING_STORAGE_ROOT } from '../shared/tracking/activities/uploads.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();

@@ -7,7 +7,7 @@ import {
   latestToday,
   profileFromClaims,
   userChangeErrors,
-} from '../shared/tracking/users.ts';
+} from '../shared/tracking/users/store.ts';
 import { mintToken } from './helpers/tokens.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 

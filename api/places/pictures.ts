@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { randomName, removeStorageFile, writeStorageFile } from '../../shared/media/storage.ts';
-import { type ActivityRow, activityJson, findActivity, type Viewer } from '../../shared/places/activities.ts';
+import { activityJson, findActivity, type PlaceActivityRow, type Viewer } from '../../shared/places/activities.ts';
 import { activityImagePath, setActivityImage } from '../../shared/places/images.ts';
 import type { AppContext } from '../context.ts';
 import { hasRole, requireBearer } from '../http/auth.ts';
@@ -36,7 +36,7 @@ const activitySchema = z
 
 declare module 'koa' {
   interface DefaultState {
-    activity?: ActivityRow;
+    activity?: PlaceActivityRow;
     viewer?: Viewer;
   }
 }
@@ -85,7 +85,7 @@ export function picturesRouter(app: AppContext): ApiRouter {
     middleware: [requireBearer(app.verifier), loadActivity(app), receiveFile(config.UPLOAD_MAX_BYTES)],
     responses,
     handler: async (ctx) => {
-      const activity = ctx.state.activity as ActivityRow;
+      const activity = ctx.state.activity as PlaceActivityRow;
       const file = uploadedFile(ctx, { fields: PICTURE_FIELDS });
       const image = await decodeUploadedImage(file);
       const imagePath = activityImagePath(activity.place_uuid, activity.sport_id, randomName(), image.ext);

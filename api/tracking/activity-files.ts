@@ -3,10 +3,9 @@ import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { z } from 'zod';
 import type { FieldError } from '../../shared/errors.ts';
-import { ACTIVITY_LIMITS } from '../../shared/tracking/activity-content.ts';
-import type { ActivityContent } from '../../shared/tracking/activity-data.ts';
-import { type FileImportFields, importActivity } from '../../shared/tracking/activity-import.ts';
-import { type ActivityRow, findActivityContent } from '../../shared/tracking/activity-store.ts';
+import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
+import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
+import { type ActivityRow, findActivityContent } from '../../shared/tracking/activities/store.ts';
 import { DEFAULT_IMPORT_SPORT_ID } from '../../shared/tracking/formats/file-sports.ts';
 import { gpxChunks } from '../../shared/tracking/formats/gpx-export.ts';
 import { ImportError } from '../../shared/tracking/formats/import-error.ts';
@@ -17,7 +16,8 @@ import {
   isActivityFileMediaType,
 } from '../../shared/tracking/formats/import-file.ts';
 import { tcxChunks } from '../../shared/tracking/formats/tcx-export.ts';
-import { ActivityImportPool, ImportPoolBusyError, importMemoryMb } from '../../shared/tracking/import-pool.ts';
+import { type FileImportFields, importActivity } from '../../shared/tracking/imports/activity-import.ts';
+import { ActivityImportPool, ImportPoolBusyError, importMemoryMb } from '../../shared/tracking/imports/pool.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import { accessMiddleware } from '../http/access.ts';
@@ -39,7 +39,7 @@ import { integerRefOf, refOf } from './schemas.ts';
  * Activity files over HTTP (docs/tracking-files.md): POST /v2/activities with a GPX, TCX or FIT
  * file (raw body or multipart) creates the activity; GET /v2/activities/{id} with `Accept:
  * application/gpx+xml` or `application/tcx+xml`, or at `{id}.gpx` / `{id}.tcx`, streams the export.
- * The reading itself is shared/tracking/activity-import.ts, in worker threads.
+ * The reading itself is shared/tracking/imports/activity-import.ts, in worker threads.
  */
 
 /** The activity JSON path's own path and the v2.26 OpenAPI's file-only twin. */

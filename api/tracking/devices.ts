@@ -8,7 +8,7 @@ import {
   updateUserDevice,
   userDeviceOf,
   userDevicePage,
-} from '../../shared/tracking/devices.ts';
+} from '../../shared/tracking/devices/store.ts';
 import { iri } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';

@@ -14,7 +14,7 @@ import {
   listExports,
   MAX_EXPORTS_PER_USER,
   requestExport,
-} from '../../shared/tracking/exports.ts';
+} from '../../shared/tracking/exports/store.ts';
 import { iri } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import { errorResponse } from '../http/error-schemas.ts';

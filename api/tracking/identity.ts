@@ -1,4 +1,4 @@
-import { ensureTrackingUser, type TrackingUser } from '../../shared/tracking/users.ts';
+import { ensureTrackingUser, type TrackingUser } from '../../shared/tracking/users/store.ts';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../http/auth.ts';
 import { unauthorized } from '../http/errors.ts';

@@ -10,7 +10,7 @@ import {
   MEASURE_ORDERS,
   type Measure,
   updateMeasure,
-} from '../../shared/tracking/measures.ts';
+} from '../../shared/tracking/measures/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri } from '../../shared/tracking/iri.ts';
-import { findRecord, listRecords, RECORD_ORDERS, type UserRecord } from '../../shared/tracking/records-read.ts';
+import { findRecord, listRecords, RECORD_ORDERS, type UserRecord } from '../../shared/tracking/records/records-read.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';

@@ -22,7 +22,7 @@ import {
   type UniverseRow,
   universeById,
   universePage,
-} from '../../shared/tracking/referentials.ts';
+} from '../../shared/tracking/referentials/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView, Page } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { ActivityContent } from '../../shared/tracking/activity-data.ts';
-import { DATATYPE } from '../../shared/tracking/activity-data.ts';
-import { type ChartSeries, shareCharts } from '../../shared/tracking/share-charts.ts';
-import type { SharePageFacts, SummaryLine } from '../../shared/tracking/share-store.ts';
+import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
+import { DATATYPE } from '../../shared/tracking/activities/data.ts';
+import { type ChartSeries, shareCharts } from '../../shared/tracking/shares/charts.ts';
+import type { SharePageFacts, SummaryLine } from '../../shared/tracking/shares/store.ts';
 import { placeholderSvg } from '../../shared/tracking/thumbnail/placeholder.ts';
 import { trackSvg } from '../../shared/tracking/thumbnail/track-svg.ts';
 import { escapeHtml } from '../accounts/html.ts';

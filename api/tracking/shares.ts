@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { activityFields } from '../../shared/tracking/activity-fields.ts';
-import { jsonWithStreams } from '../../shared/tracking/activity-json.ts';
+import { activityFields } from '../../shared/tracking/activities/fields.ts';
+import { jsonWithStreams } from '../../shared/tracking/activities/json.ts';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import {
@@ -14,7 +14,7 @@ import {
   shareByToken,
   sharedActivityContent,
   sharePageFacts,
-} from '../../shared/tracking/share-store.ts';
+} from '../../shared/tracking/shares/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { contextIri } from '../http/formats/hydra.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_INPUT_PIXELS } from '../../shared/media/image-input.ts';
-import { storeUpload, trackingMediaStoragePath, trackingMediaUrl } from '../../shared/tracking/uploads.ts';
+import { storeUpload, trackingMediaStoragePath, trackingMediaUrl } from '../../shared/tracking/activities/uploads.ts';
 import type { AppContext } from '../context.ts';
 import { accessMiddleware } from '../http/access.ts';
 import { errorResponse } from '../http/error-schemas.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
-import { type TrackingUser, updateTrackingUser, userVisibleTo } from '../../shared/tracking/users.ts';
+import { type TrackingUser, updateTrackingUser, userVisibleTo } from '../../shared/tracking/users/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
@@ -42,7 +42,7 @@ const userView: HydraView<TrackingUser, typeof userSchema> = {
   }),
 };
 
-/** PUT: the editable fields (each may be null to clear it); the rules are in shared/tracking/users.ts. */
+/** PUT: the editable fields (each may be null to clear it); the rules are in shared/tracking/users/store.ts. */
 const userBody = writeBody(
   'User',
   {

@@ -2,10 +2,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql, type Transaction } from 'kysely';
-import { seedCities } from '../places/cities.ts';
 import type { Db } from './database.ts';
 import type { Database } from './schema/index.ts';
 import type { LocalizedNames, PlaceFilterType } from './schema/referentials.ts';
+import { seedCities } from './seed-cities.ts';
 
 /** The committed referential files (built from the team reference data by scripts/build-referentials.mjs; sources in shared/referentials/PROVENANCE.md). */
 export const REFERENTIALS_DIR = fileURLToPath(new URL('../referentials/', import.meta.url));

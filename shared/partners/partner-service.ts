@@ -115,11 +115,6 @@ async function partnerJson(db: Db, id: number): Promise<PartnerJson> {
   return (row.rows[0] as { json: PartnerJson }).json;
 }
 
-/** Whether a partner has this slug (the places service's `partner` field must name one). */
-export async function partnerSlugExists(db: Db, slug: string): Promise<boolean> {
-  return Boolean(await db.selectFrom('partners').select('id').where('slug', '=', slug).executeTakeFirst());
-}
-
 /** What a valid body becomes: the columns to write and the sport ids, when given. */
 interface Checked {
   columns: Record<string, unknown>;

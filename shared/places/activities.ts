@@ -62,8 +62,8 @@ export function activityQuery(db: Db) {
     ]);
 }
 
-/** One activity with its place and creator, typed by its query. */
-export type ActivityRow = InferResult<ReturnType<typeof activityQuery>>[number];
+/** One place activity (a sport offered at a place) with its place and creator, typed by its query. */
+export type PlaceActivityRow = InferResult<ReturnType<typeof activityQuery>>[number];
 
 /**
  * The activity of sport `sportId` at the place `placeUuid`, if the place exists and the viewer
@@ -74,7 +74,7 @@ export async function findActivity(
   placeUuid: string,
   sportId: number,
   viewer?: Viewer,
-): Promise<ActivityRow | undefined> {
+): Promise<PlaceActivityRow | undefined> {
   if (!isUuid(placeUuid) || !Number.isSafeInteger(sportId)) return undefined;
   return activityQuery(db)
     .where('p.uuid', '=', placeUuid)
@@ -111,7 +111,7 @@ export function imageJson(
 }
 
 /** The spec's Activity: filter values inside `attributes`. */
-export function activityJson(row: ActivityRow, config: Pick<Config, 'PUBLIC_URL'>): ActivityJson {
+export function activityJson(row: PlaceActivityRow, config: Pick<Config, 'PUBLIC_URL'>): ActivityJson {
   return {
     sport_id: row.sport_id,
     tags: row.tags,
@@ -123,7 +123,7 @@ export function activityJson(row: ActivityRow, config: Pick<Config, 'PUBLIC_URL'
 }
 
 /** The activities-list shape: filter values flat beside sport_id and tags (no `attributes`). */
-export function flatActivityJson(row: ActivityRow, config: Pick<Config, 'PUBLIC_URL'>): Record<string, unknown> {
+export function flatActivityJson(row: PlaceActivityRow, config: Pick<Config, 'PUBLIC_URL'>): Record<string, unknown> {
   const { attributes, ...rest } = activityJson(row, config);
   return { ...attributes, ...rest };
 }

@@ -3,10 +3,10 @@ import type { Db } from '../db/database.ts';
 import { conflictError, invalid, notFoundError } from '../errors.ts';
 import {
   type ActivityJson,
-  type ActivityRow,
   activityJson,
   findActivity,
   flatActivityJson,
+  type PlaceActivityRow,
   type Viewer,
 } from './activities.ts';
 import { assertMayDeleteActivity, type Caller } from './permissions.ts';
@@ -23,7 +23,7 @@ export async function visibleActivity(
   placeId: string,
   sportId: number,
   viewer: Viewer | undefined,
-): Promise<ActivityRow> {
+): Promise<PlaceActivityRow> {
   const place = await visiblePlace(db, placeId, viewer);
   const row = await findActivity(db, place.uuid, sportId, viewer);
   if (!row) throw notFoundError(`This place has no activity of sport ${sportId}`);

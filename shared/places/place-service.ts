@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import { type FieldError, invalid, notFoundError } from '../errors.ts';
-import { partnerSlugExists } from '../partners/partner-service.ts';
 import type { Viewer } from './activities.ts';
 import { nearestCity } from './cities.ts';
 import { approvedHolder, externalIdHolder, externalIdTaken, isExternalIdViolation } from './external-ids.ts';
@@ -191,6 +190,11 @@ async function addToExternalPlace(
   const activities = await checkActivityList(db, input.activities, 'body.activities');
   await addActivities(db, row.id, activities, caller.accountId, notes, changeWaitsForStaff(caller, row.status));
   return row.uuid;
+}
+
+/** Whether a partner has this slug (a place's `partner` field must name one; the partners service owns the table, docs/partners.md). */
+export async function partnerSlugExists(db: Db, slug: string): Promise<boolean> {
+  return Boolean(await db.selectFrom('partners').select('id').where('slug', '=', slug).executeTakeFirst());
 }
 
 /**

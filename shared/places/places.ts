@@ -4,10 +4,10 @@ import slugify from 'slugify';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import {
-  type ActivityRow,
   activityJson,
   activityQuery,
   isUuid,
+  type PlaceActivityRow,
   type UserJson,
   userJson,
   type Viewer,
@@ -64,7 +64,7 @@ export async function findPlace(db: Db, uuidOrSlug: string, viewer?: Viewer): Pr
   return q.executeTakeFirst();
 }
 
-export async function placeActivities(db: Db, placeIds: number[]): Promise<ActivityRow[]> {
+export async function placeActivities(db: Db, placeIds: number[]): Promise<PlaceActivityRow[]> {
   if (!placeIds.length) return [];
   return activityQuery(db).where('a.place_id', 'in', placeIds).orderBy('a.sport_id').execute();
 }

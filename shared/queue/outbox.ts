@@ -18,7 +18,7 @@ export async function enqueueInTransaction(
 
 /**
  * The outbox rows of `jobs`, for a writer that inserts them itself (in a statement that writes
- * the data they follow: shared/tracking/activity-store.ts). Throws for a job id BullMQ would refuse.
+ * the data they follow: shared/tracking/activities/store.ts). Throws for a job id BullMQ would refuse.
  */
 export function outboxRows(jobs: OutboxJob[]): { queue: string; job_name: string; job_id: string; payload: string }[] {
   // Checked at the write: BullMQ would refuse the row and the relay would retry its batch forever.

@@ -1,6 +1,6 @@
 import type { Db } from '../../shared/db/database.ts';
-import { type ActivityContent, DATATYPE, emptyDatastream, emptyTrack } from '../../shared/tracking/activity-data.ts';
-import { createActivity } from '../../shared/tracking/activity-store.ts';
+import { type ActivityContent, DATATYPE, emptyDatastream, emptyTrack } from '../../shared/tracking/activities/data.ts';
+import { createActivity } from '../../shared/tracking/activities/store.ts';
 import { createTestAccount } from './tokens.ts';
 
 /** Users and activities for the records tests. */

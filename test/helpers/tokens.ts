@@ -4,7 +4,7 @@ import { requireApiKey } from '../../api/http/api-key.ts';
 import { bearerForWrites, requireBearer } from '../../api/http/auth.ts';
 import type { ServiceModule } from '../../api/service-module.ts';
 import { registerClient } from '../../shared/accounts/clients.ts';
-import { issueOperatorToken } from '../../shared/accounts/operator-tokens.ts';
+import { issueOperatorToken } from '../../shared/auth/operator-tokens.ts';
 import type { Config, ServiceName } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';

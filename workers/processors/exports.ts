@@ -1,9 +1,9 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../../shared/config.ts';
 import { defaultJobOptions } from '../../shared/queue/queues.ts';
-import { activityFields } from '../../shared/tracking/activity-fields.ts';
-import { type CleanupResult, cleanupExports } from '../../shared/tracking/export-cleanup.ts';
-import { buildExport, type ExportJobOutcome, markExportFailed } from '../../shared/tracking/export-job.ts';
+import { activityFields } from '../../shared/tracking/activities/fields.ts';
+import { type CleanupResult, cleanupExports } from '../../shared/tracking/exports/cleanup.ts';
+import { buildExport, type ExportJobOutcome, markExportFailed } from '../../shared/tracking/exports/job.ts';
 import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
 
 /** The id of the BullMQ job scheduler that runs the cleanup of expired exports. */
@@ -13,7 +13,7 @@ export const EXPORTS_CLEANUP_SCHEDULER_ID = 'exports-cleanup-every';
 export const cleanupIntervalSeconds = (config: Pick<Config, 'EXPORT_TTL_S'>) => Math.min(3600, config.EXPORT_TTL_S);
 
 /**
- * Builds an export's zip (job `user-export`; shared/tracking/export-job.ts). The archive's
+ * Builds an export's zip (job `user-export`; shared/tracking/exports/job.ts). The archive's
  * `activities.json` holds each activity as the API answers it in plain JSON, without streams.
  * When the last attempt fails, the export is marked failed (the user may then ask again).
  */

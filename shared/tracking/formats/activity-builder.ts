@@ -1,4 +1,4 @@
-import { type ActivityContent, DATATYPE, type Datastream, type Track } from '../activity-data.ts';
+import { type ActivityContent, DATATYPE, type Datastream, type Track } from '../activities/data.ts';
 import { isCycling } from './file-sports.ts';
 import { ImportError } from './import-error.ts';
 import { EARLIEST_START, IMPORT_LIMITS, LATEST_START, PLAUSIBLE } from './limits.ts';

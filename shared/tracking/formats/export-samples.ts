@@ -1,4 +1,4 @@
-import { type ActivityContent, DATATYPE } from '../activity-data.ts';
+import { type ActivityContent, DATATYPE } from '../activities/data.ts';
 import { PLAUSIBLE } from './limits.ts';
 import { cumulativeDistance } from './track-distance.ts';
 import { quantize } from './xml-output.ts';

@@ -1,4 +1,4 @@
-import type { ActivityContent } from '../activity-data.ts';
+import type { ActivityContent } from '../activities/data.ts';
 import { cleanName } from './activity-builder.ts';
 import { DIGITS, exportSamples } from './export-samples.ts';
 import { gpxTypeOf } from './file-sports.ts';

@@ -1,4 +1,4 @@
-import type { ActivityContent } from '../activity-data.ts';
+import type { ActivityContent } from '../activities/data.ts';
 import { DEFAULT_IMPORT_SPORT_ID } from './file-sports.ts';
 
 /** What the caller says along with a file. */

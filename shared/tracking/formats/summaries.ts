@@ -1,4 +1,4 @@
-import { DATATYPE, type Datastream } from '../activity-data.ts';
+import { DATATYPE, type Datastream } from '../activities/data.ts';
 
 /** What a file states for the whole activity (TCX laps, a FIT session): used where the streams are silent. */
 export interface DeclaredTotals {
@@ -161,7 +161,7 @@ export function computeSummaries(
   return out;
 }
 
-/** Summary datatypes of the referential that activity-data.ts does not name. */
+/** Summary datatypes of the referential that activities/data.ts does not name. */
 export const CADENCE_MAX = 11;
 export const CADENCE_AVG = 13;
 export const RPM_MAX = 101;

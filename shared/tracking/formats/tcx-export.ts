@@ -1,4 +1,4 @@
-import { type ActivityContent, DATATYPE } from '../activity-data.ts';
+import { type ActivityContent, DATATYPE } from '../activities/data.ts';
 import { cleanName } from './activity-builder.ts';
 import { DIGITS, type ExportSamples, exportSamples } from './export-samples.ts';
 import { tcxSportOf } from './file-sports.ts';

@@ -1,4 +1,4 @@
-import type { Track } from '../activity-data.ts';
+import type { Track } from '../activities/data.ts';
 
 /** Mean Earth radius (IUGG), in metres. */
 const EARTH_RADIUS_M = 6_371_008.8;

@@ -1,4 +1,4 @@
-import { type ActivityContent, DATATYPE } from '../activity-data.ts';
+import { type ActivityContent, DATATYPE } from '../activities/data.ts';
 import { bestTimeOver } from './best-time.ts';
 import { type DistanceSeries, distanceFromStream, distanceFromTrack, SeriesBuffers } from './distance-series.ts';
 import { recordDirection, recordScore } from './record-ways.ts';

@@ -1,5 +1,5 @@
 import { distanceKm } from '../../places/geojson.ts';
-import { DATATYPE, type Datastream, type Track } from '../activity-data.ts';
+import { DATATYPE, type Datastream, type Track } from '../activities/data.ts';
 
 /**
  * An activity's distance over time, as the distance records read it: `time` (elapsed seconds)

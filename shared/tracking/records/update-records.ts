@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
-import type { ActivityContent } from '../activity-data.ts';
-import { readActivityContent } from '../activity-store.ts';
+import type { ActivityContent } from '../activities/data.ts';
+import { readActivityContent } from '../activities/store.ts';
 import { bestEfforts } from './best-efforts.ts';
 import {
   loadRecordWays,

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
 import { removeStorageFile, writeStorageFile } from '../../media/storage.ts';
-import type { Track } from '../activity-data.ts';
-import { readActivityContent } from '../activity-store.ts';
-import { TRACKING_STORAGE_ROOT, trackingMediaStoragePath, trackingMediaUrl } from '../uploads.ts';
+import type { Track } from '../activities/data.ts';
+import { readActivityContent } from '../activities/store.ts';
+import { TRACKING_STORAGE_ROOT, trackingMediaStoragePath, trackingMediaUrl } from '../activities/uploads.ts';
 import { sportFamily } from './placeholder.ts';
 import { type RenderedThumbnail, renderPlaceholder, renderTrackThumbnail, type ThumbnailFormat } from './render.ts';
 
@@ -51,7 +50,7 @@ function digest(image: RenderedThumbnail): string {
  */
 export async function drawActivityThumbnail(
   db: Db,
-  config: Pick<Config, 'STORAGE_DIR' | 'PUBLIC_URL'>,
+  config: { STORAGE_DIR: string; PUBLIC_URL: string },
   activityId: string,
 ): Promise<TrackThumbnailOutcome> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {

@@ -1,4 +1,4 @@
-import type { Track } from '../activity-data.ts';
+import type { Track } from '../activities/data.ts';
 
 /** A drawing area in pixels and the margin kept free around the track. */
 export interface Viewport {

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import type { Track } from '../activity-data.ts';
+import type { Track } from '../activities/data.ts';
 import { placeholderSvg, type SportFamily } from './placeholder.ts';
 import { trackSvg } from './track-svg.ts';
 

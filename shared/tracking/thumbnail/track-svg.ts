@@ -1,4 +1,4 @@
-import type { Track } from '../activity-data.ts';
+import type { Track } from '../activities/data.ts';
 import { type ProjectedTrack, projectTrack } from './projection.ts';
 import { simplifyPolyline } from './simplify.ts';
 

@@ -1,0 +1,260 @@
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
+import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
+import { activityFields } from '../../shared/tracking/activities/fields.ts';
+import { jsonWithStreamsChunks } from '../../shared/tracking/activities/json.ts';
+import { ACTIVITY_ORDERS } from '../../shared/tracking/activities/list.ts';
+import type { ActivityRow } from '../../shared/tracking/activities/store.ts';
+import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
+import type { HydraView } from '../http/formats/format.ts';
+import { contextIri, itemIri } from '../http/formats/hydra.ts';
+import {
+  dateFilterShape,
+  dateTime,
+  dateTimeOut,
+  integerIriOf,
+  integerRefOf,
+  iriOf,
+  listFilterShape,
+  orderShape,
+  pagingShape,
+  refOf,
+  writeBody,
+} from './schemas.ts';
+
+/**
+ * The shapes of /v2/activities (docs/tracking-activities.md): the Activity as read (its schema, its
+ * Hydra view and the document with its streams), the create and update bodies, the list query and
+ * the item parameters. The resource itself, with its routes, is activities.ts.
+ */
+/** The collection's path below the tracking prefix. */
+export const ACTIVITIES_PATH = '/activities';
+
+const iriString = (example: string) => z.string().meta({ format: 'iri-reference', example });
+
+const streamsDoc = {
+  datastream: z
+    .record(z.string(), z.record(z.string(), z.number()))
+    .optional()
+    .meta({
+      description:
+        'Only on GET of one activity. Elapsed second (string key) to `{datatype id: number}`; a sample without values is `{}`.',
+      example: { '0': { '1': 92, '5': 0 }, '1': { '1': 95, '5': 3.1 } },
+    }),
+  locations: z
+    .record(z.string(), z.object({ latitude: z.number(), longitude: z.number(), elevation: z.number().nullable() }))
+    .optional()
+    .meta({
+      description:
+        'Only on GET of one activity. Elapsed second (string key) to a GPS point; `{}` for a stationary activity.',
+      example: { '0': { latitude: 50.6292, longitude: 3.0573, elevation: 21.5 } },
+    }),
+};
+
+/** An Activity, the spec's fields in the spec's order. */
+export const activitySchema = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    user: iriString('/v2/users/a1b2c3'),
+    sport: iriString('/v2/sports/121'),
+    userDevice: iriString('/v2/user_devices/ab12').nullable(),
+    startdate: dateTimeOut,
+    duration: z.number().int().meta({ description: 'total seconds' }),
+    latitude: z.number().nullable().meta({ description: 'of the first GPS point, null without a track' }),
+    longitude: z.number().nullable(),
+    elevation: z.number().nullable(),
+    manual: z.boolean().meta({ description: 'true when no device is declared' }),
+    comment: z.string().nullable(),
+    connector: iriString('/v2/connectors/1').nullable(),
+    userSession: z.string().nullable(),
+    correctedElevation: z.boolean(),
+    images: z.array(z.string()),
+    thumbnail: z.string().nullable().meta({ description: 'set by the thumbnail job or a PUT' }),
+    dataSummaries: z.record(z.string(), z.number()).meta({ example: { '5': 10230, '24': 3600 } }),
+    tags: z.array(z.string()).nullable(),
+    trackFlag: z.boolean(),
+    datastreamFlag: z.boolean(),
+    globalChallenge: z.string().nullable(),
+    availableDatatypes: z.array(z.number().int()),
+    createdAt: dateTimeOut,
+    updatedAt: dateTimeOut,
+    ...streamsDoc,
+  })
+  .meta({ id: 'Activity' });
+
+export const activityView: HydraView<ActivityRow, typeof activitySchema> = {
+  type: 'Activity',
+  path: `${TRACKING_PREFIX}${ACTIVITIES_PATH}`,
+  id: (a) => a.id,
+  fields: activityFields,
+};
+
+/**
+ * One activity with its `datastream` and `locations`: JSON-LD (`@context`, `@id`, `@type` first)
+ * or API Platform's plain JSON, as a stream of chunks written from the columns while it is sent
+ * (a 24-hour activity is about 13 MB: other requests run between its chunks).
+ */
+export function activityDocument(found: { row: ActivityRow; content: ActivityContent }, jsonLd: boolean): Readable {
+  const view = activityView;
+  const head = jsonLd
+    ? {
+        '@context': contextIri(view),
+        '@id': itemIri(view, found.row),
+        '@type': activityView.type,
+        ...activityFields(found.row),
+      }
+    : activityFields(found.row);
+  return Readable.from(jsonWithStreamsChunks(head, found.content), { objectMode: false });
+}
+
+const L = ACTIVITY_LIMITS;
+const httpUrl = z
+  .string()
+  .max(L.urlLength)
+  .refine((v) => {
+    if (!/^https?:\/\//i.test(v)) return false;
+    try {
+      new URL(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL');
+/**
+ * A stream member (`datastream`, `locations`): an object whose samples shared/tracking/activities/content.ts
+ * checks, naming each bad one; here only its shape, without copying its (up to 604,801) members.
+ */
+const streamObject = (description: string, example: unknown, sample: Record<string, unknown>) =>
+  z
+    .custom<Record<string, unknown>>(
+      (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+      'must be an object keyed by elapsed seconds',
+    )
+    // On the custom schema itself: what it documents in /openapi.json (zod cannot describe it).
+    .meta({ description, example, override: { type: 'object', additionalProperties: sample } })
+    .nullable()
+    .optional();
+const reference = z
+  .union([z.string().max(255), z.number()])
+  .nullable()
+  .optional();
+
+/** The spec's `location` object of a create: accepted, checked and stored as sent (no field reads it back). */
+const locationObject = z
+  .strictObject({
+    elapsed_time: z.number().int().min(0).max(L.maxSeconds).optional(),
+    latitude: z.number().min(-90).max(90).nullable().optional(),
+    longitude: z.number().min(-180).max(180).nullable().optional(),
+    elevation: z.number().nullable().optional(),
+    device: z
+      .strictObject({ firmware: reference, model: reference, sn: z.string().max(128).nullable().optional() })
+      .nullable()
+      .optional(),
+    manual: z.boolean().optional(),
+  })
+  .nullable()
+  .optional();
+
+const name = z.string().max(L.nameLength).nullable();
+const comment = z.string().max(L.commentLength).nullable();
+const tags = z.array(z.string().min(1).max(L.tagLength)).max(L.maxTags).nullable();
+const images = z.array(httpUrl).max(L.maxImages);
+
+const createFields = {
+  name: name.optional(),
+  user: iriOf('users').meta({ description: "the caller's own user IRI" }),
+  sport: integerIriOf('sports'),
+  userDevice: iriOf('user_devices')
+    .nullable()
+    .optional()
+    .meta({ description: 'one of your devices; required unless the activity is manual' }),
+  connector: integerIriOf('connectors').nullable().optional().meta({ description: 'required with a userDevice' }),
+  startdate: dateTime,
+  duration: z
+    .number()
+    .int()
+    .min(0)
+    .max(L.maxSeconds)
+    .meta({ description: `total seconds, 0 to ${L.maxSeconds}` }),
+  manual: z.boolean().optional().meta({ description: 'optional; must agree with userDevice (manual ⇔ no device)' }),
+  comment: comment.optional(),
+  userSession: z.string().min(1).max(L.userSessionLength).nullable().optional(),
+  images: images.optional(),
+  tags: tags.optional(),
+  location: locationObject,
+  dataSummaries: z
+    .record(z.string(), z.unknown())
+    .meta({ description: 'datatype id (string key) to a number', example: { '5': 10230, '24': 3600 } }),
+  datastream: streamObject(
+    `elapsed second (string key, 0 to ${L.maxSeconds}) to {datatype id: number}`,
+    { '0': { '1': 92 }, '1': { '1': 95, '5': 3.1 } },
+    { type: 'object', additionalProperties: { type: 'number' } },
+  ),
+  locations: streamObject(
+    `elapsed second (string key, 0 to ${L.maxSeconds}) to {latitude, longitude, elevation (number or null)}`,
+    { '0': { latitude: 50.6292, longitude: 3.0573, elevation: 21.5 } },
+    {
+      type: 'object',
+      required: ['latitude', 'longitude'],
+      properties: {
+        latitude: { type: 'number', minimum: -90, maximum: 90 },
+        longitude: { type: 'number', minimum: -180, maximum: 180 },
+        elevation: { type: ['number', 'null'] },
+      },
+      additionalProperties: false,
+    },
+  ),
+};
+
+/** Fields a client reads but never writes: sent back, they are ignored. */
+const READ_ONLY = [
+  'id',
+  'latitude',
+  'longitude',
+  'elevation',
+  'correctedElevation',
+  'thumbnail',
+  'trackFlag',
+  'datastreamFlag',
+  'globalChallenge',
+  'availableDatatypes',
+  'createdAt',
+  'updatedAt',
+];
+
+export const createBody = writeBody('Activity', createFields, READ_ONLY);
+
+const updateFields = {
+  name: name.optional(),
+  sport: integerIriOf('sports').optional(),
+  comment: comment.optional(),
+  tags: tags.optional(),
+  images: images.optional(),
+  thumbnail: httpUrl.nullable().optional(),
+};
+
+/** Set at the creation, read-only afterwards: a PUT sending back what it read is not refused for them. */
+const FIXED_AFTER_CREATION = Object.keys(createFields).filter((k) => !(k in updateFields));
+export const updateBody = writeBody('Activity', updateFields, [
+  ...READ_ONLY.filter((k) => k !== 'thumbnail'),
+  ...FIXED_AFTER_CREATION,
+]);
+
+const trackFlag = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1')
+  .optional();
+
+export const listQuery = z.object({
+  ...listFilterShape('user', refOf('users')),
+  ...listFilterShape('sport', integerRefOf('sports')),
+  ...dateFilterShape('startdate'),
+  ...dateFilterShape('createdAt'),
+  trackFlag,
+  ...orderShape(ACTIVITY_ORDERS),
+  ...pagingShape,
+});
+
+export const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });

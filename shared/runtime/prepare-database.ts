@@ -1,0 +1,24 @@
+import { ensureSigningKeys } from '../auth/signing-keys.ts';
+import type { Config } from '../config.ts';
+import { createDb } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { seedReferentials } from '../db/referentials.ts';
+import type { Logger } from '../observability/logger.ts';
+
+/**
+ * What a starting API process does to its database before serving: migrations
+ * (MIGRATE_ON_START), referentials (SEED_ON_START, idempotent) and the first signing key.
+ */
+export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
+  const { db } = createDb(config.DATABASE_URL, 1);
+  try {
+    if (config.MIGRATE_ON_START) {
+      const applied = await migrateToLatest(db);
+      if (applied.length) logger.info({ applied }, 'migrations applied');
+    }
+    if (config.SEED_ON_START) logger.info(await seedReferentials(db), 'referentials seeded');
+    await ensureSigningKeys(db);
+  } finally {
+    await db.destroy();
+  }
+}

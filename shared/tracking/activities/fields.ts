@@ -1,0 +1,34 @@
+import { formatDateTime } from '../dates.ts';
+import { iri, iriOrNull } from '../iri.ts';
+import type { ActivityRow } from './store.ts';
+
+/** The fields of an Activity node (without `@context`, `@id`, `@type`), in the spec's order. */
+export function activityFields(a: ActivityRow) {
+  return {
+    id: a.id,
+    name: a.name,
+    user: iri('users', a.user_id),
+    sport: iri('sports', a.sport_id),
+    userDevice: iriOrNull('user_devices', a.user_device_id),
+    startdate: formatDateTime(a.startdate),
+    duration: a.duration,
+    latitude: a.latitude,
+    longitude: a.longitude,
+    elevation: a.elevation,
+    manual: a.manual,
+    comment: a.comment,
+    connector: iriOrNull('connectors', a.connector_id),
+    userSession: a.user_session,
+    correctedElevation: a.corrected_elevation,
+    images: a.images,
+    thumbnail: a.thumbnail,
+    dataSummaries: a.data_summaries,
+    tags: a.tags,
+    trackFlag: a.track_flag,
+    datastreamFlag: a.datastream_flag,
+    globalChallenge: a.global_challenge,
+    availableDatatypes: a.available_datatypes,
+    createdAt: formatDateTime(a.created_at),
+    updatedAt: formatDateTime(a.updated_at),
+  };
+}

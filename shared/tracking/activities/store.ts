@@ -1,0 +1,335 @@
+import { randomUUID } from 'node:crypto';
+import { type Selectable, sql } from 'kysely';
+import { copyBinaryRows, literal } from '../../db/copy-binary.ts';
+import { type Db, poolOf } from '../../db/database.ts';
+import type { ActivitiesTable } from '../../db/schema/tracking.ts';
+import { type FieldError, invalid, notFoundError } from '../../errors.ts';
+import { job } from '../../queue/jobs.ts';
+import { enqueueInTransaction, outboxRows } from '../../queue/outbox.ts';
+import { iri } from '../iri.ts';
+import {
+  channelBytes,
+  channelFromBytes,
+  int4ArrayFromBinary,
+  int4ArrayParam,
+  trackFromWkb,
+  trackToEwkb,
+} from './binary.ts';
+import type { ActivityContent, Datastream } from './data.ts';
+import { emptyDatastream, emptyTrack } from './data.ts';
+import { deriveActivityFields } from './derived.ts';
+import { referenceProblems, sportExists } from './references.ts';
+import { trackThumbnailJob } from './thumbnail-job.ts';
+
+/**
+ * Activities and their streams in PostgreSQL (docs/tracking-activities.md): one `activities` row
+ * (summaries, derived fields, a version bumped by every write), the GPS track as one PostGIS
+ * LineStringZM, the datastream as one array of elapsed seconds with, per datatype, its values as
+ * float64 bytes (migration 0047). Every write goes with its outbox jobs, atomically: a create in
+ * one statement, an update or a delete in one transaction.
+ */
+
+export type ActivityRow = Selectable<ActivitiesTable>;
+
+/** An activity as a create sends it (ids taken from their IRIs), its content already parsed. */
+export interface ActivityInput {
+  /** The user the body names: it must be the caller. */
+  userId: string;
+  userDeviceId: string | null;
+  connectorId: number | null;
+  /** Sent `manual`, when sent: it must agree with the device (manual ⇔ no device). */
+  manual?: boolean | undefined;
+  comment: string | null;
+  userSession: string | null;
+  images: string[];
+  tags: string[] | null;
+  /** The spec's `location` object, stored as sent. */
+  location: Record<string, unknown> | null;
+  content: ActivityContent;
+}
+
+/** What a PUT may change; absent members keep their value. */
+export interface ActivityChanges {
+  name?: string | null;
+  comment?: string | null;
+  tags?: string[] | null;
+  images?: string[];
+  thumbnail?: string | null;
+  sportId?: number;
+}
+
+const notFound = (id: string) => notFoundError(`No activity ${id}`);
+
+type Change = 'created' | 'updated' | 'deleted';
+
+/** The outbox job of a change: the records of the activity's sport (and of its old sport) follow it. */
+function activityChanged(
+  row: Pick<ActivityRow, 'id' | 'user_id' | 'sport_id'>,
+  change: Change,
+  version: number,
+  previousSportId: number | null = null,
+) {
+  return job('records', 'activity-changed', {
+    activityId: row.id,
+    userId: row.user_id,
+    sportId: row.sport_id,
+    version,
+    change,
+    previousSportId,
+  });
+}
+
+/** The rules that need no database: the body's user is the caller, a device activity names its connector. */
+function inputProblems(callerId: string, input: ActivityInput): FieldError[] {
+  const errors: FieldError[] = [];
+  if (input.userId !== callerId)
+    errors.push({ path: 'body.user', message: `must be your own user, ${iri('users', callerId)}` });
+  if (input.userDeviceId !== null && input.connectorId === null)
+    errors.push({ path: 'body.connector', message: 'is required for an activity recorded by a device (userDevice)' });
+  if (input.manual === true && input.userDeviceId !== null)
+    errors.push({ path: 'body.manual', message: 'must be false for an activity recorded by a device (userDevice)' });
+  if (input.manual === false && input.userDeviceId === null)
+    errors.push({ path: 'body.userDevice', message: 'is required when the activity is not manual' });
+  return errors;
+}
+
+/** A new activity's id: the same 32 hex digits as the column's default, known before the insert. */
+const newActivityId = () => randomUUID().replaceAll('-', '');
+
+/** A new activity's version: set by the insert, so that its outbox jobs can name it beforehand. */
+const FIRST_VERSION = 1;
+
+/**
+ * The activity row, its streams and its outbox jobs in one statement (one round trip whatever the
+ * streams, and atomic without a transaction): the track, the elapsed seconds, the channels and
+ * the jobs are inserted from the activity the first CTE inserts, so nothing is written when it is
+ * not. It is not when `userDevice` is not one of the caller's devices: undefined then. Streams go
+ * as binary parameters (see binary.ts).
+ */
+async function insertActivity(db: Db, callerId: string, input: ActivityInput): Promise<ActivityRow | undefined> {
+  const { content } = input;
+  // The id is known before the insert, so the jobs (which name it) are written by the same statement.
+  const id = newActivityId();
+  const created = { id, user_id: callerId, sport_id: content.sportId, version: FIRST_VERSION };
+  const jobs = outboxRows([activityChanged(created, 'created', FIRST_VERSION), trackThumbnailJob(created)]).map(
+    (j) => sql`(${j.queue}::text, ${j.job_name}::text, ${j.job_id}::text, ${j.payload}::jsonb)`,
+  );
+  const { datastream, track } = content;
+  const derived = deriveActivityFields(content, input.userDeviceId);
+  const ewkb = trackToEwkb(track);
+  const channels = [...datastream.channels].map(
+    ([datatypeId, values]) => sql`(${datatypeId}::int, ${channelBytes(values)}::bytea)`,
+  );
+  const device = input.userDeviceId;
+  const result = await sql<ActivityRow>`
+    with a as (
+      insert into activities (id, user_id, sport_id, user_device_id, connector_id, name, startdate, duration,
+        comment, user_session, images, tags, manual, location, data_summaries, available_datatypes,
+        track_flag, datastream_flag, latitude, longitude, elevation, version)
+      select ${id}, ${callerId}, ${content.sportId}::int, ${device}::text, ${input.connectorId}::int,
+        ${content.name}::text, ${content.startdate}::timestamptz, ${content.duration}::int, ${input.comment}::text,
+        ${input.userSession}::text, ${input.images}::text[], ${input.tags}::text[], ${derived.manual},
+        ${JSON.stringify(input.location)}::jsonb, ${JSON.stringify(Object.fromEntries(content.summaries))}::jsonb,
+        ${derived.available_datatypes}::int[], ${derived.track_flag}, ${derived.datastream_flag},
+        ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8, ${FIRST_VERSION}::int
+      where ${device}::text is null
+        or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId})
+      returning *
+    )${
+      ewkb
+        ? sql`, t as (
+      insert into activity_tracks (activity_id, points, track)
+      select a.id, ${track.elapsed.length}::int, ${ewkb}::geometry from a
+    )`
+        : sql``
+    }${
+      datastream.elapsed.length > 0
+        ? sql`, d as (
+      insert into activity_datastreams (activity_id, elapsed)
+      select a.id, ${int4ArrayParam(datastream.elapsed)}::int4[] from a
+    )`
+        : sql``
+    }${
+      channels.length > 0
+        ? sql`, c as (
+      insert into activity_stream_channels (activity_id, datatype_id, "values")
+      select a.id, v.datatype_id, v.bytes from a, (values ${sql.join(channels)}) as v (datatype_id, bytes)
+    )`
+        : sql``
+    }, o as (
+      insert into outbox (queue, job_name, job_id, payload)
+      select j.queue, j.job_name, j.job_id, j.payload from a, (values ${sql.join(jobs)}) as j (queue, job_name, job_id, payload)
+    )
+    select * from a`.execute(db);
+  return result.rows[0];
+}
+
+/**
+ * Stores a new activity of the caller with its streams and its outbox jobs, in one statement.
+ * A broken rule is a 422 naming its field; nothing is written then.
+ */
+export async function createActivity(db: Db, callerId: string, input: ActivityInput): Promise<ActivityRow> {
+  const problems = inputProblems(callerId, input);
+  if (problems.length) throw invalid(problems);
+  const references = await referenceProblems(db, input);
+  if (references.length) throw invalid(references);
+  const row = await insertActivity(db, callerId, input);
+  if (!row)
+    throw invalid([
+      {
+        path: 'body.userDevice',
+        message: `${iri('user_devices', input.userDeviceId ?? '')} is not one of your devices`,
+      },
+    ]);
+  return row;
+}
+
+/** The caller's activity `id` (its row only); another user's or a missing one is a 404. */
+export async function findActivity(db: Db, callerId: string, id: string): Promise<ActivityRow> {
+  const row = await db
+    .selectFrom('activities')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', callerId)
+    .executeTakeFirst();
+  if (!row) throw notFound(id);
+  return row;
+}
+
+/** Tags of the streams query's rows: a datatype id (≥ 1) for a channel, else one of these. */
+const TRACK_ROW = -1;
+const ELAPSED_ROW = -2;
+
+/**
+ * The streams of activity `id` (of `ownerId` only, when given) as one binary COPY: its rows are
+ * (tag, bytes), the track as WKB (`ST_AsBinary`), the elapsed seconds as `array_send`, each
+ * channel's own bytes. Not one byte of them is text-encoded on the way (copy-binary.ts).
+ */
+function streamsQuery(id: string, ownerId: string | undefined): string {
+  const activity = literal(id);
+  const owned =
+    ownerId === undefined
+      ? ''
+      : ` and exists (select from activities o where o.id = ${activity} and o.user_id = ${literal(ownerId)})`;
+  return `select ${TRACK_ROW}, ST_AsBinary(t.track) from activity_tracks t where t.activity_id = ${activity}${owned}
+    union all select ${ELAPSED_ROW}, array_send(d.elapsed) from activity_datastreams d where d.activity_id = ${activity}${owned}
+    union all select c.datatype_id, c."values" from activity_stream_channels c where c.activity_id = ${activity}${owned}`;
+}
+
+/**
+ * An activity and its content (streams as typed arrays), whoever owns it: for the jobs (records,
+ * thumbnails, exports). Undefined when there is no such activity; with `ownerId`, also when it
+ * belongs to someone else. `db` must be one createDb made (the streams are read with COPY).
+ */
+export async function readActivityContent(
+  db: Db,
+  id: string,
+  ownerId?: string,
+): Promise<{ row: ActivityRow; content: ActivityContent } | undefined> {
+  let main = db.selectFrom('activities').selectAll().where('id', '=', id);
+  if (ownerId !== undefined) main = main.where('user_id', '=', ownerId);
+  // Streams never change after the creation, so reading them beside the row (two connections,
+  // in parallel) cannot mix two versions of an activity.
+  const [row, streams] = await Promise.all([
+    main.executeTakeFirst(),
+    copyBinaryRows(poolOf(db), streamsQuery(id, ownerId)),
+  ]);
+  if (!row) return undefined;
+  const datastream: Datastream = emptyDatastream();
+  let track = emptyTrack();
+  for (const [tagBytes, bytes] of streams) {
+    if (!tagBytes || !bytes) continue;
+    const tag = tagBytes.readInt32BE(0);
+    if (tag === TRACK_ROW) track = trackFromWkb(bytes);
+    else if (tag === ELAPSED_ROW) datastream.elapsed = int4ArrayFromBinary(bytes);
+    else datastream.channels.set(tag, channelFromBytes(bytes));
+  }
+  const content: ActivityContent = {
+    sportId: row.sport_id,
+    name: row.name,
+    startdate: row.startdate,
+    duration: row.duration,
+    summaries: new Map(Object.entries(row.data_summaries).map(([k, v]) => [Number(k), v])),
+    datastream,
+    track,
+  };
+  return { row, content };
+}
+
+/** The caller's activity with its content; 404 when it is not theirs. */
+export async function findActivityContent(
+  db: Db,
+  callerId: string,
+  id: string,
+): Promise<{ row: ActivityRow; content: ActivityContent }> {
+  const found = await readActivityContent(db, id, callerId);
+  if (!found) throw notFound(id);
+  return found;
+}
+
+/**
+ * Changes what a PUT may change (name, comment, tags, images, thumbnail, sport) of the caller's
+ * activity. A call that changes something bumps the version and writes the outbox job (with the
+ * previous sport when the sport changed); one that changes nothing writes nothing.
+ */
+export async function updateActivity(
+  db: Db,
+  callerId: string,
+  id: string,
+  changes: ActivityChanges,
+): Promise<ActivityRow> {
+  return db.transaction().execute(async (trx) => {
+    const current = await trx
+      .selectFrom('activities')
+      .selectAll()
+      .where('id', '=', id)
+      .where('user_id', '=', callerId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw notFound(id);
+    if (
+      changes.sportId !== undefined &&
+      changes.sportId !== current.sport_id &&
+      !(await sportExists(db, changes.sportId))
+    )
+      throw invalid([{ path: 'body.sport', message: `${iri('sports', changes.sportId)} does not exist` }]);
+    const next = {
+      name: changes.name === undefined ? current.name : changes.name,
+      comment: changes.comment === undefined ? current.comment : changes.comment,
+      tags: changes.tags === undefined ? current.tags : changes.tags,
+      images: changes.images ?? current.images,
+      thumbnail: changes.thumbnail === undefined ? current.thumbnail : changes.thumbnail,
+      sport_id: changes.sportId ?? current.sport_id,
+    };
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    if ((Object.keys(next) as (keyof typeof next)[]).every((k) => same(next[k], current[k]))) return current;
+    const row = await trx
+      .updateTable('activities')
+      .set({ ...next, version: sql<number>`version + 1`, updated_at: sql<Date>`now()` })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const previousSportId = row.sport_id !== current.sport_id ? current.sport_id : null;
+    // The thumbnail follows the sport (placeholders differ by sport) and comes back when the user clears theirs.
+    const redraw = previousSportId !== null || (row.thumbnail === null && current.thumbnail !== null);
+    await enqueueInTransaction(trx, [
+      activityChanged(row, 'updated', row.version, previousSportId),
+      ...(redraw ? [trackThumbnailJob(row)] : []),
+    ]);
+    return row;
+  });
+}
+
+/** Deletes the caller's activity (its streams and records go with it) and tells the records job. */
+export async function deleteActivity(db: Db, callerId: string, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .deleteFrom('activities')
+      .where('id', '=', id)
+      .where('user_id', '=', callerId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw notFound(id);
+    await enqueueInTransaction(trx, activityChanged(row, 'deleted', row.version + 1));
+  });
+}

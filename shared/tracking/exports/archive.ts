@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import { ZipFile } from 'yazl';
+import type { ActivityContent } from '../activities/data.ts';
+import type { ActivityRow } from '../activities/store.ts';
+import { gpxChunks } from '../formats/gpx-export.ts';
+
+/**
+ * The zip of a bulk export (docs/tracking-exports.md): one GPX 1.1 file per activity,
+ * `gpx/<YYYY-MM-DD>_<HHMMSS>_<id>.gpx` (start in UTC), then `activities.json`, the array of the
+ * activities' JSON without their streams, in the same order. Everything streams: one activity's
+ * content is in memory at a time, the summaries go to a temporary file, and the zip is written to
+ * a temporary file renamed into place once complete, so a reader never sees half an archive.
+ * With the same activities and `mtime`, the bytes are the same (entries carry `mtime`, not the
+ * time of the run), so a job that runs twice writes the same archive.
+ */
+
+/** One activity to export, or null for one that went away since it was listed (counted, not written). */
+export type ExportedActivity = { row: ActivityRow; content: ActivityContent } | null;
+
+export interface ArchiveOptions {
+  /** The time stamped on every entry (the export's creation time). */
+  mtime: Date;
+  /** An activity's JSON without streams, as the API answers it in plain JSON. */
+  summaryOf: (row: ActivityRow) => Record<string, unknown>;
+  /** Called after each activity with how many were handled so far. */
+  onProgress?: (handled: number) => Promise<void> | void;
+}
+
+export interface ArchiveResult {
+  bytes: number;
+  /** Activities in the archive. */
+  activities: number;
+}
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** `gpx/2024-05-01_063000_<id>.gpx`: sorts by start, and the id ties the file to its JSON. */
+export function gpxEntryName(row: Pick<ActivityRow, 'id' | 'startdate'>): string {
+  const d = row.startdate;
+  const day = `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())}`;
+  const time = `${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}`;
+  return `gpx/${day}_${time}_${row.id}.gpx`;
+}
+
+/** Bytes, not strings: yazl pipes the stream into byte transforms. */
+function* utf8(chunks: Iterable<string>): Generator<Buffer> {
+  for (const chunk of chunks) yield Buffer.from(chunk, 'utf8');
+}
+
+/** Writes with back-pressure: waits for `drain` when the stream's buffer is full. */
+async function write(stream: WriteStream, text: string): Promise<void> {
+  if (!stream.write(text)) await new Promise<void>((resolve) => stream.once('drain', resolve));
+}
+
+/**
+ * Writes the archive of `activities` (in their order) to the absolute path `file`, replacing it.
+ * A failure leaves no file behind (temporary files are removed) and rejects.
+ */
+export async function writeActivitiesArchive(
+  file: string,
+  activities: AsyncIterable<ExportedActivity>,
+  options: ArchiveOptions,
+): Promise<ArchiveResult> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const suffix = randomBytes(6).toString('hex');
+  const zipTemp = `${file}.${suffix}.tmp`;
+  const jsonTemp = `${file}.${suffix}.json.tmp`;
+  const zip = new ZipFile();
+  // yazl reports its own errors (a bad stream) as events; the file stream's come through pipeline.
+  const failed = new Promise<never>((_, reject) => zip.once('error', reject));
+  const written = pipeline(zip.outputStream, createWriteStream(zipTemp));
+  // Either may settle while the loop waits on something else: never an unhandled rejection.
+  failed.catch(() => {});
+  written.catch(() => {});
+  const json = createWriteStream(jsonTemp);
+  const jsonDone = finished(json);
+  jsonDone.catch(() => {});
+  const entry = { mtime: options.mtime, mode: 0o100644 };
+  try {
+    let count = 0;
+    let handled = 0;
+    await write(json, '[');
+    for await (const activity of activities) {
+      if (activity) {
+        const gpx = Readable.from(utf8(gpxChunks(activity.content)), { objectMode: false });
+        zip.addReadStream(gpx, gpxEntryName(activity.row), entry);
+        // The next activity is read only once this one is in the zip: one in memory at a time.
+        await Promise.race([finished(gpx), failed, written]);
+        await write(json, `${count === 0 ? '\n' : ',\n'}${JSON.stringify(options.summaryOf(activity.row))}`);
+        count++;
+      }
+      handled++;
+      await options.onProgress?.(handled);
+    }
+    await write(json, count === 0 ? ']\n' : '\n]\n');
+    json.end();
+    await jsonDone;
+    zip.addFile(jsonTemp, 'activities.json', entry);
+    zip.end();
+    await Promise.race([written, failed]);
+    await rename(zipTemp, file);
+    return { bytes: (await stat(file)).size, activities: count };
+  } catch (error) {
+    // Stops the zip's file stream (its rejection is handled above) before the file goes.
+    (zip.outputStream as Readable).destroy();
+    json.destroy();
+    await rm(zipTemp, { force: true });
+    throw error;
+  } finally {
+    await rm(jsonTemp, { force: true });
+  }
+}

@@ -1,0 +1,93 @@
+import type { Db } from '../../db/database.ts';
+import { ACTIVITY_LIMITS } from '../activities/content.ts';
+import type { ActivityContent } from '../activities/data.ts';
+import { type ActivityRow, createActivity } from '../activities/store.ts';
+import { ImportError } from '../formats/import-error.ts';
+import type { ActivityFileFormat, ImportedActivity } from '../formats/import-options.ts';
+import type { ActivityImportPool } from './pool.ts';
+
+/**
+ * An activity created from a GPX, TCX or FIT file (POST /v2/activities with a file,
+ * docs/tracking-files.md): the file is read in the import pool, checked against what an activity
+ * may hold, and stored for the caller like a JSON create (same transaction, same outbox jobs, so
+ * the records and the thumbnail follow).
+ */
+
+/** The seeded `file-import` connector (shared/referentials/tracking-devices.json): the default of a file import. */
+export const FILE_IMPORT_CONNECTOR_ID = 3;
+
+/** What the caller may say along with a file; absent members come from the file or the defaults. */
+export interface FileImportFields {
+  /** Wins over the file's sport. */
+  sportId?: number | undefined;
+  /** Replaces the file's name. */
+  name?: string | undefined;
+  comment?: string | undefined;
+  /** One of the caller's devices: the activity is then not manual. */
+  userDeviceId?: string | undefined;
+  /** Default FILE_IMPORT_CONNECTOR_ID. */
+  connectorId?: number | undefined;
+}
+
+export interface ImportedActivityRow {
+  row: ActivityRow;
+  format: ActivityFileFormat;
+  sportSource: ImportedActivity['sportSource'];
+  warnings: string[];
+  /** The worker thread that read the file. */
+  threadId: number;
+}
+
+/**
+ * Why a file's content cannot be stored as one activity, if so: the importers allow 31 days of
+ * points, an activity spans at most ACTIVITY_LIMITS.maxSeconds, and its datastream is bounded in
+ * cells as a JSON create is.
+ */
+export function storageProblem(content: ActivityContent): ImportError | undefined {
+  const L = ACTIVITY_LIMITS;
+  const last = Math.max(content.duration, content.datastream.elapsed.at(-1) ?? 0, content.track.elapsed.at(-1) ?? 0);
+  if (last > L.maxSeconds)
+    return new ImportError(
+      'too-large',
+      `the recording spans ${last} s, more than the ${L.maxSeconds} s (7 days) an activity may last`,
+    );
+  const cells = (content.datastream.channels.size + 1) * content.datastream.elapsed.length;
+  if (cells > L.maxDatastreamCells)
+    return new ImportError(
+      'too-large',
+      `the recording has ${content.datastream.elapsed.length} samples × ${content.datastream.channels.size} datatypes, more than the ${L.maxDatastreamCells} values an activity may hold`,
+    );
+  return undefined;
+}
+
+/** Reads `bytes` off the event loop and stores the activity for the caller. */
+export async function importActivity(
+  db: Db,
+  pool: ActivityImportPool,
+  callerId: string,
+  file: { bytes: Uint8Array; contentType?: string | undefined },
+  fields: FileImportFields,
+): Promise<ImportedActivityRow> {
+  const { imported, threadId } = await pool.import(file.bytes, {
+    ...(file.contentType ? { contentType: file.contentType } : {}),
+    ...(fields.sportId !== undefined ? { sportId: fields.sportId } : {}),
+  });
+  const problem = storageProblem(imported.content);
+  if (problem) throw problem;
+  const content: ActivityContent = {
+    ...imported.content,
+    ...(fields.name !== undefined ? { name: fields.name } : {}),
+  };
+  const row = await createActivity(db, callerId, {
+    userId: callerId,
+    userDeviceId: fields.userDeviceId ?? null,
+    connectorId: fields.connectorId ?? FILE_IMPORT_CONNECTOR_ID,
+    comment: fields.comment ?? null,
+    userSession: null,
+    images: [],
+    tags: null,
+    location: null,
+    content,
+  });
+  return { row, format: imported.format, sportSource: imported.sportSource, warnings: imported.warnings, threadId };
+}
