@@ -431,3 +431,39 @@ test('the account page: CSRF, sign-in, and withdrawing needs the signed-in user'
   t.is((await me()).status, 401);
   t.regex(await (await ua.follow('/account')).text(), /Sign in to see/);
 });
+
+test('/api/me shows a third-party app only the profile and email the user allowed it', async (t) => {
+  const u = await user();
+  await api.database.db
+    .updateTable('accounts')
+    .set({ first_name: 'Rita', country: 'FR' })
+    .where('id', '=', u.id)
+    .execute();
+  const me = async (scopes: string[]) => {
+    await api.database.db
+      .insertInto('oauth_consents')
+      .values({ account_id: u.id, client_id: evil.client_id, scopes, granted_at: new Date(0) })
+      .onConflict((oc) => oc.columns(['account_id', 'client_id']).doUpdateSet({ scopes }))
+      .execute();
+    const token = await mintToken(api.database.db, api.config, u, {
+      clientId: evil.client_id,
+      scopes: ['tracking:read'],
+    });
+    const res = await api.fetch(`/api/me?access_token=${token}`);
+    t.is(res.status, 200);
+    const body = (await res.json()) as Record<string, unknown>;
+    return { body, key: decodeJwt(String(body.requestKey)) };
+  };
+  // Allowed tracking only: no email, no name, no country, in the answer or in requestKey.
+  const bare = await me(['openid', 'tracking:read']);
+  t.like(bare.body, { email: null, firstName: '', country: null, ldid: u.ldid });
+  t.like(bare.key, { email: null, firstname: '', country: null, ldid: u.ldid });
+  // With profile and email allowed, they are shown.
+  const full = await me(['openid', 'profile', 'email', 'tracking:read']);
+  t.like(full.body, { email: u.email, firstName: 'Rita', country: 'FR' });
+  t.like(full.key, { email: u.email, firstname: 'Rita', country: 'FR' });
+  // A first-party app reads the whole profile.
+  const own = await mintToken(api.database.db, api.config, u, { scopes: ['tracking:read'] });
+  const ownMe = (await (await api.fetch(`/api/me?access_token=${own}`)).json()) as Record<string, unknown>;
+  t.like(ownMe, { email: u.email, firstName: 'Rita' });
+});

@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
 import type { Provider } from 'oidc-provider';
-import { findAccountById, trackingMe } from '../../shared/accounts/accounts.ts';
+import { consentedAccount, findAccountById, trackingMe } from '../../shared/accounts/accounts.ts';
+import { findClient } from '../../shared/accounts/clients.ts';
+import { findConsent } from '../../shared/accounts/consents.ts';
 import { signAccessToken } from '../../shared/auth/access-token.ts';
 import { OIDC_SCOPES } from '../../shared/auth/scopes.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
@@ -17,6 +19,16 @@ import {
   meResponse,
   oauthError,
 } from './tracking-schemas.ts';
+
+/** The OpenID Connect scopes the user allowed this client: all for a first-party one. */
+async function allowedOidcScopes(
+  app: Pick<AppContext, 'db'>,
+  accountId: string,
+  clientId: string,
+): Promise<Set<string>> {
+  if ((await findClient(app.db, clientId))?.firstParty) return new Set(OIDC_SCOPES);
+  return new Set((await findConsent(app.db, accountId, clientId))?.scopes ?? []);
+}
 
 /** What the tracking spec's login asks when the application names no scope: the profile and tracking. */
 export const TRACKING_DEFAULT_SCOPE = [...OIDC_SCOPES, 'tracking:read', 'tracking:write'].join(' ');
@@ -104,7 +116,7 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
     path: '/api/me',
     summary: 'The signed-in user and their tracking bearer (tracking spec)',
     description:
-      'Send the access token from `/oauth/accessToken` (or `/token`), holding the `tracking:read` scope, as the `access_token` query parameter or as `Authorization: Bearer`. `requestKey` is the JWT the tracking service expects as bearer: the same token in the tracking form (same id, scopes, application and expiry), so it never outlives nor outranks the access token, and revoking either revokes both. An id_token is refused.',
+      'Send the access token from `/oauth/accessToken` (or `/token`), holding the `tracking:read` scope, as the `access_token` query parameter or as `Authorization: Bearer`. The profile fields are those the user allowed the application (`profile`, `email`; all for a first-party one), empty otherwise, in the answer and in `requestKey` alike. `requestKey` is the JWT the tracking service expects as bearer: the same token in the tracking form (same id, scopes, application and expiry), so it never outlives nor outranks the access token, and revoking either revokes both. An id_token is refused.',
     query: meQuery,
     queryErrorStatus: 400,
     responses: {
@@ -125,8 +137,9 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
       const { jti, exp, scope } = principal.claims;
       if (typeof jti !== 'string' || typeof exp !== 'number' || !principal.clientId)
         throw unauthorized('The access token has no id, expiry or client');
-      const account = await findAccountById(app.db, principal.accountId);
-      if (!account) throw unauthorized('The access token does not match an account');
+      const found = await findAccountById(app.db, principal.accountId);
+      if (!found) throw unauthorized('The access token does not match an account');
+      const account = consentedAccount(found, await allowedOidcScopes(app, found.id, principal.clientId));
       const [key] = await ensureSigningKeys(app.db);
       if (!key) throw new Error('no signing key');
       const requestKey = await signAccessToken(

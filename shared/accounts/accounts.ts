@@ -181,6 +181,25 @@ export async function ensureAccountWithRoles(
   };
 }
 
+/**
+ * What an application may read of an account: the profile with the `profile` scope, the email
+ * with `email` (the OpenID Connect scopes the user allowed it); the rest is left empty.
+ */
+export function consentedAccount(a: Account, allowed: ReadonlySet<string>): Account {
+  const profile = allowed.has('profile');
+  return {
+    ...a,
+    email: allowed.has('email') ? a.email : null,
+    first_name: profile ? a.first_name : '',
+    last_name: profile ? a.last_name : '',
+    gender: profile ? a.gender : null,
+    birth_date: profile ? a.birth_date : null,
+    language: profile ? a.language : null,
+    country: profile ? a.country : null,
+    image_url: profile ? a.image_url : null,
+  };
+}
+
 /** The places service's `user` object. */
 export function placesUser(a: Account) {
   return { identifier: a.id, first_name: a.first_name, last_name: a.last_name, staff: a.roles.includes('staff') };
