@@ -210,6 +210,8 @@ export async function run(): Promise<{ failed: boolean }> {
     const client = await registerClient(db, {
       client_name: 'bench tracking',
       redirect_uris: ['https://bench.test/cb'],
+      // The operator's own client: its tokens need no user consent (docs/accounts.md).
+      firstParty: true,
     });
     const { api_key: apiKey } = await issueApiKey(db, client.client_id, 'bench');
 

@@ -292,7 +292,11 @@ async function latencyBench(db: Db, url: string, log: (s: string) => void): Prom
   const api = await startApiProcess(url, 'tracking', 16);
   const worker = startWorkerProcess(url);
   try {
-    const client = await registerClient(db, { client_name: 'records bench', redirect_uris: ['https://bench.test/cb'] });
+    const client = await registerClient(db, {
+      client_name: 'records bench',
+      redirect_uris: ['https://bench.test/cb'],
+      firstParty: true,
+    });
     const { api_key: apiKey } = await issueApiKey(db, client.client_id, 'bench');
     const users = await Promise.all(Array.from({ length: 20 }, (_, i) => benchUser(db, `post${i}`)));
     const tokens = await Promise.all(

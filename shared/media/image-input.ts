@@ -77,8 +77,8 @@ const undecodable = (message: string) => new ImageInputError('undecodable', mess
 
 /**
  * Reads a BMP's headers and refuses, before anything is allocated, what cannot be an image of the
- * size it claims: bmp-js allocates width × height × 4 bytes from the header alone, so a 60-byte
- * RLE8 file claiming 6324 × 6324 cost 280 MB. Only uncompressed (BI_RGB) files are accepted: a
+ * size it claims: bmp-js allocates width × height × 4 bytes from the header alone, so a tiny
+ * RLE8 file can claim a huge picture. Only uncompressed (BI_RGB) files are accepted: a
  * compressed one can claim any size in a few bytes, and bmp-js reads BI_BITFIELDS wrongly (masks
  * at a fixed place, 32-bit channels in the wrong order). Its pixel rows must all be in the file.
  */
