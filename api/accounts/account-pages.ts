@@ -1,10 +1,9 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Provider } from 'oidc-provider';
-import { authenticate } from '../../shared/accounts/accounts.ts';
+import { authenticate, findAccountById } from '../../shared/accounts/accounts.ts';
 import { listConsents, revokeConsent } from '../../shared/accounts/consents.ts';
 import { endAccountSessions } from '../../shared/accounts/revocation.ts';
-import { findTokenAccount } from '../../shared/accounts/token-accounts.ts';
 import { SCOPE_DESCRIPTIONS } from '../../shared/auth/scopes.ts';
 import type { AppContext } from '../context.ts';
 import { checkCsrf, csrfToken, readForm } from './forms.ts';
@@ -37,10 +36,9 @@ export function accountPagesRouter(app: AppContext, provider: Provider): Router 
     const value = jar(ctx).get(COOKIE, { signed: true });
     const [accountId = '', version, expires] = (value ?? '').split('.');
     if (!value || Number(expires) < Date.now() / 1000) return undefined;
-    const account = await findTokenAccount(db, accountId);
+    const account = await findAccountById(db, accountId);
     if (!account || account.disabled_at || String(account.token_version) !== version) return undefined;
-    const row = await db.selectFrom('accounts').select('email').where('id', '=', accountId).executeTakeFirst();
-    return { accountId, email: row?.email ?? '' };
+    return { accountId, email: account.email ?? '' };
   }
 
   function setSession(ctx: Context, accountId: string, version: number): void {

@@ -1,8 +1,6 @@
 import type Router from '@koa/router';
 import type { Provider } from 'oidc-provider';
 import { consentedAccount, findAccountById, trackingMe } from '../../shared/accounts/accounts.ts';
-import { findClient } from '../../shared/accounts/clients.ts';
-import { findConsent } from '../../shared/accounts/consents.ts';
 import { signAccessToken } from '../../shared/auth/access-token.ts';
 import { OIDC_SCOPES } from '../../shared/auth/scopes.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
@@ -19,16 +17,6 @@ import {
   meResponse,
   oauthError,
 } from './tracking-schemas.ts';
-
-/** The OpenID Connect scopes the user allowed this client: all for a first-party one. */
-async function allowedOidcScopes(
-  app: Pick<AppContext, 'db'>,
-  accountId: string,
-  clientId: string,
-): Promise<Set<string>> {
-  if ((await findClient(app.db, clientId))?.firstParty) return new Set(OIDC_SCOPES);
-  return new Set((await findConsent(app.db, accountId, clientId))?.scopes ?? []);
-}
 
 /** What the tracking spec's login asks when the application names no scope: the profile and tracking. */
 export const TRACKING_DEFAULT_SCOPE = [...OIDC_SCOPES, 'tracking:read', 'tracking:write'].join(' ');
@@ -139,7 +127,7 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
         throw unauthorized('The access token has no id, expiry or client');
       const found = await findAccountById(app.db, principal.accountId);
       if (!found) throw unauthorized('The access token does not match an account');
-      const account = consentedAccount(found, await allowedOidcScopes(app, found.id, principal.clientId));
+      const account = consentedAccount(found, principal.oidcScopes);
       const [key] = await ensureSigningKeys(app.db);
       if (!key) throw new Error('no signing key');
       const requestKey = await signAccessToken(

@@ -15,6 +15,7 @@ import {
   effectiveRoles,
   type TokenKind,
   tokenClientId,
+  tokenOidcScopes,
   tokenRefusal,
   tokenScopes,
 } from '../../shared/auth/token-rules.ts';
@@ -37,6 +38,8 @@ export interface Principal {
   clientId: string | undefined;
   /** The API scopes the token holds (shared/auth/scopes.ts). */
   scopes: ReadonlySet<string>;
+  /** The OpenID Connect scopes the user allowed the token's client (what its profile may show). */
+  oidcScopes: ReadonlySet<string>;
 }
 
 declare module 'koa' {
@@ -109,6 +112,7 @@ export class TokenVerifier {
       kind,
       clientId: tokenClientId(kind, payload),
       scopes,
+      oidcScopes: tokenOidcScopes(kind, state),
     };
   }
 

@@ -1,7 +1,7 @@
 import type { JWTPayload } from 'jose';
 import type { TokenState } from '../accounts/token-accounts.ts';
 import type { Role } from '../db/schema/accounts.ts';
-import { ADMIN_SCOPE, API_SCOPES, knownScopes } from './scopes.ts';
+import { ADMIN_SCOPE, API_SCOPES, knownScopes, OIDC_SCOPES } from './scopes.ts';
 
 /**
  * The kinds of bearer we accept: our access tokens, id_tokens of our clients (the places
@@ -60,6 +60,15 @@ export function tokenScopes(kind: TokenKind, claims: JWTPayload, state: TokenSta
         : ID_TOKEN_SCOPES
       : knownScopes(claims.scope, API_SCOPES);
   return new Set(carried.filter((s) => firstParty || (s !== ADMIN_SCOPE && consented.has(s))));
+}
+
+/**
+ * The OpenID Connect scopes (profile, email) the user allowed the token's client: all of them for
+ * a first-party client and an external provider, the consented ones otherwise.
+ */
+export function tokenOidcScopes(kind: TokenKind, state: TokenState): Set<string> {
+  if (kind === 'external' || state.client?.firstParty) return new Set(OIDC_SCOPES);
+  return new Set((state.consent?.scopes ?? []).filter((s) => OIDC_SCOPES.includes(s)));
 }
 
 /** The roles a request acts with: staff powers need the `admin` scope. */
