@@ -4,7 +4,6 @@ import Koa from 'koa';
 import type { Config } from '../shared/config.ts';
 import { pendingOutboxCount } from '../shared/queue/outbox.ts';
 import type { AppContext } from './context.ts';
-import { jsonBody } from './http/body.ts';
 import { docsRouter } from './http/docs.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { hydraDocumentationLink } from './http/formats/hydra-link.ts';
@@ -46,7 +45,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     registry: metrics.registry,
     isShuttingDown: options.isShuttingDown ?? (() => false),
   });
-  const docs = docsRouter(() => ctx.registry.document(config.PUBLIC_URL));
+  const docs = docsRouter(ctx).router;
 
   app.use(requestLog(ctx.logger));
   app.use(metrics.middleware);
@@ -75,7 +74,6 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     }),
   );
   app.use(health.routes());
-  app.use(docs.routes());
   if (config.RATE_LIMIT_ENABLED) {
     app.use(
       rateLimit(ctx.redis, {
@@ -85,10 +83,10 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
       }),
     );
   }
-  const routeBodyLimits = services.flatMap((s) => s.bodyLimits?.(ctx) ?? []);
-  app.use(jsonBody(config.bodyLimitBytes, routeBodyLimits));
-  // Text no field may hold (U+0000, unpaired surrogates) is refused here, for every service.
+  // Text no field may hold (U+0000, unpaired surrogates) is refused here, for every service, in
+  // the path, the query and forms; each operation reads and checks its own body (api/http/inputs.ts).
   app.use(inputGuard({ bodyLimitBytes: config.bodyLimitBytes }));
+  app.use(docs.routes());
 
   for (const service of services) {
     for (const router of await service.routers(ctx)) {

@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
 import type { ServiceName } from '../shared/config.ts';
 import type { AppContext } from './context.ts';
-import type { RouteBodyLimit } from './http/body.ts';
 import { type ErrorFormat, type ErrorFormatOf, errorFormatsByPrefix } from './http/error-format.ts';
 
 /** A service mounts one or more routers; each service folder exports one of these. */
@@ -11,8 +10,6 @@ export interface ServiceModule {
   errorFormat?: ErrorFormat;
   /** Path prefixes the service answers under (`/api/v1/places`, `/v2`). */
   prefixes?: string[];
-  /** Routes that take larger JSON bodies than BODY_LIMIT, or read them their own way (POST /v2/activities). */
-  bodyLimits?: (ctx: AppContext) => RouteBodyLimit[];
   routers: (ctx: AppContext) => Router[] | Promise<Router[]>;
 }
 

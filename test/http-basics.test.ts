@@ -16,7 +16,13 @@ function probeService(
     errorFormat: format,
     prefixes: prefix === '/sports' ? ['/sports', '/groups'] : [prefix],
     routers: (ctx) => {
-      const api = new ApiRouter({ prefix, errorFormat: format, registry: ctx.registry, tag: name });
+      const api = new ApiRouter({
+        prefix,
+        errorFormat: format,
+        registry: ctx.registry,
+        bodyLimitBytes: ctx.config.bodyLimitBytes,
+        tag: name,
+      });
       api.add({
         method: 'get',
         path: '/probe/:id',

@@ -7,7 +7,13 @@ import { freePort, startTestApi } from './helpers/app.ts';
 const slowService: ServiceModule = {
   name: 'places',
   routers: (ctx) => {
-    const api = new ApiRouter({ prefix: '/api/v1', errorFormat: 'problem', registry: ctx.registry, tag: 'test' });
+    const api = new ApiRouter({
+      prefix: '/api/v1',
+      errorFormat: 'problem',
+      registry: ctx.registry,
+      bodyLimitBytes: ctx.config.bodyLimitBytes,
+      tag: 'test',
+    });
     api.add({
       method: 'get',
       path: '/slow',

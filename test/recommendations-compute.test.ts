@@ -20,7 +20,13 @@ const catalogue: ServiceModule = {
   errorFormat: 'jsonapi',
   prefixes: ['/sports'],
   routers: (app: AppContext) => {
-    const router = new ApiRouter({ prefix: '', errorFormat: 'jsonapi', registry: app.registry, tag: 'catalogue' });
+    const router = new ApiRouter({
+      prefix: '',
+      errorFormat: 'jsonapi',
+      registry: app.registry,
+      bodyLimitBytes: app.config.bodyLimitBytes,
+      tag: 'catalogue',
+    });
     return [addRecommendationRoutes(router, app).router];
   },
 };

@@ -94,6 +94,7 @@ function demoServices(): ServiceModule[] {
           prefix: '/jsonapi',
           errorFormat: 'jsonapi',
           registry: app.registry,
+          bodyLimitBytes: app.config.bodyLimitBytes,
           tag: 'demo',
         });
         new Resource(router, app, {
@@ -137,7 +138,13 @@ function demoServices(): ServiceModule[] {
       errorFormat: 'hydra',
       prefixes: ['/v2'],
       routers: (app: AppContext) => {
-        const router = new ApiRouter({ prefix: '/v2', errorFormat: 'hydra', registry: app.registry, tag: 'demo' });
+        const router = new ApiRouter({
+          prefix: '/v2',
+          errorFormat: 'hydra',
+          registry: app.registry,
+          bodyLimitBytes: app.config.bodyLimitBytes,
+          tag: 'demo',
+        });
         new Resource(router, app, {
           path: '/demo_sports',
           itemPath: '/:id',

@@ -24,6 +24,7 @@ export function accountsAdminRouter(app: AppContext): Router {
     prefix: '/api/v1/accounts',
     errorFormat: 'problem',
     registry: app.registry,
+    bodyLimitBytes: app.config.bodyLimitBytes,
     tag: 'accounts',
   });
   const staff = [requireBearer(app.verifier)];

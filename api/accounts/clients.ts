@@ -79,13 +79,19 @@ async function clientFromBasic(app: AppContext, ctx: Context): Promise<ClientRec
 
 /** POST /api/v1/clients and the API keys of a client. */
 export function clientsRouter(app: AppContext): ApiRouter {
-  const r = new ApiRouter({ prefix: '/api/v1', errorFormat: 'problem', registry: app.registry, tag: 'accounts' });
+  const r = new ApiRouter({
+    prefix: '/api/v1',
+    errorFormat: 'problem',
+    registry: app.registry,
+    bodyLimitBytes: app.config.bodyLimitBytes,
+    tag: 'accounts',
+  });
   r.add({
     method: 'post',
     path: '/clients',
     summary: 'Register an OAuth client',
     description:
-      'Open to anyone: returns a client id and a secret shown once (stored hashed). The client name cannot be changed. Redirect URIs must use https, or http on a loopback host. A bearer token, when sent, records the account as the owner. New clients are third-party: each user is asked to allow them, on a consent page naming them and what they ask, and they never hold the `admin` scope. `first_party: true` (no consent page) needs a staff bearer holding `admin`.',
+      'Open to anyone: returns a client id and a secret shown once (stored hashed). The client name cannot be changed. Redirect URIs must use https, or http on a loopback host (any port is then accepted in an authorization request, RFC 8252); a public client (`token_endpoint_auth_method: none`, a native app) may also use a private-use URI scheme. A bearer token, when sent, records the account as the owner. New clients are third-party: each user is asked to allow them, on a consent page naming them and what they ask, and they never hold the `admin` scope. `first_party: true` (no consent page) needs a staff bearer holding `admin`.',
     body: registration,
     responses: {
       201: { description: 'Registered', schema: registered },

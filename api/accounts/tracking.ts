@@ -27,7 +27,13 @@ export const TRACKING_DEFAULT_SCOPE = [...OIDC_SCOPES, 'tracking:read', 'trackin
  * `/token` so codes, clients and tokens are the same everywhere.
  */
 export function trackingRouter(app: AppContext, provider: Provider): Router {
-  const r = new ApiRouter({ prefix: '', errorFormat: 'problem', registry: app.registry, tag: 'accounts' });
+  const r = new ApiRouter({
+    prefix: '',
+    errorFormat: 'problem',
+    registry: app.registry,
+    bodyLimitBytes: app.config.bodyLimitBytes,
+    tag: 'accounts',
+  });
   const toProvider = providerMiddleware(provider);
 
   r.add({

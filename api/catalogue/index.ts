@@ -136,6 +136,7 @@ export const catalogueService: ServiceModule = {
       prefix: '',
       errorFormat: 'jsonapi',
       registry: app.registry,
+      bodyLimitBytes: app.config.bodyLimitBytes,
       tag: 'catalogue',
       middleware: [catalogueCaching()],
     });

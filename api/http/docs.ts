@@ -1,7 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import Router from '@koa/router';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { errorResponse } from './error-schemas.ts';
+import { ApiRouter } from './route.ts';
 
 const require = createRequire(import.meta.url);
 const assetsDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -35,25 +38,58 @@ const INIT = `window.ui = SwaggerUIBundle({
 });`;
 
 /** /openapi.json and an interactive /docs page served from local swagger-ui assets (no CDN). */
-export function docsRouter(document: () => unknown) {
-  const router = new Router();
-  router.get('/openapi.json', (ctx) => {
-    ctx.body = document();
+export function docsRouter(app: Pick<AppContext, 'registry' | 'config'>): ApiRouter {
+  const { config, registry } = app;
+  const router = new ApiRouter({
+    prefix: '',
+    errorFormat: 'problem',
+    registry,
+    bodyLimitBytes: config.bodyLimitBytes,
+    tag: 'documentation',
   });
-  router.get('/docs', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = PAGE;
+  const text = (description: string, type: string) => ({
+    200: { description, alternates: { [type]: undefined } },
   });
-  router.get('/docs/init.js', (ctx) => {
-    ctx.type = 'application/javascript; charset=utf-8';
-    ctx.body = INIT;
-  });
-  router.get('/docs/assets/:file', (ctx) => {
-    const type = ASSETS[ctx.params.file ?? ''];
-    if (!type) return;
-    ctx.type = type;
-    ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.body = createReadStream(path.join(assetsDir, ctx.params.file ?? ''));
-  });
-  return router;
+  return router
+    .add({
+      method: 'get',
+      path: '/openapi.json',
+      summary: 'This OpenAPI 3.1 document: every operation of the services this process mounts',
+      responses: text('The OpenAPI document', 'application/json'),
+      handler: (ctx) => {
+        ctx.body = registry.document(config.PUBLIC_URL);
+      },
+    })
+    .add({
+      method: 'get',
+      path: '/docs',
+      summary: 'The API documentation (Swagger UI) over /openapi.json',
+      responses: text('The page', 'text/html'),
+      handler: (ctx) => {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = PAGE;
+      },
+    })
+    .add({
+      method: 'get',
+      path: '/docs/init.js',
+      summary: 'The script of the documentation page',
+      responses: text('The script', 'application/javascript'),
+      handler: (ctx) => {
+        ctx.type = 'application/javascript; charset=utf-8';
+        ctx.body = INIT;
+      },
+    })
+    .add({
+      method: 'get',
+      path: '/docs/assets/:file',
+      summary: "The documentation page's styles, scripts and icon",
+      params: z.object({ file: z.enum(Object.keys(ASSETS) as [string, ...string[]]) }),
+      responses: { ...text('The asset', 'application/octet-stream'), 404: errorResponse('problem', 'No such asset') },
+      handler: (ctx, { params }) => {
+        ctx.type = ASSETS[params.file] as string;
+        ctx.set('Cache-Control', 'public, max-age=86400');
+        ctx.body = createReadStream(path.join(assetsDir, params.file));
+      },
+    });
 }

@@ -217,23 +217,19 @@ function replayBody(ctx: Context, raw: Buffer): void {
 }
 
 /**
- * The one check every service gets, after the JSON body parser and before any route: text that
- * no field may hold (U+0000, unpaired surrogates) in the path, the query (names and values) or
- * the body (JSON: every string, member names too; forms: every field), non-finite numbers and
- * over-deep JSON are refused with 400, each problem named (`path`, `query.name`, `body.notes`,
- * `body.activities[0].tags[1]`), in the called service's error format.
+ * The one check every service gets before any route: text that no field may hold (U+0000,
+ * unpaired surrogates) in the path, the query (names and values) or a form body (every field) is
+ * refused with 400, each problem named (`path`, `query.name`, `body.notes`), in the called
+ * service's error format. JSON bodies get the same check (`jsonProblems`) from their operation's
+ * input (api/http/inputs.ts), which reads them.
  */
 export function inputGuard(options: { bodyLimitBytes: number }): Middleware {
   return async (ctx, next) => {
     const errors = [...pathProblems(ctx.path), ...queryProblems(ctx.query)];
     if (BODY_METHODS.has(ctx.method) && ctx.request.type === FORM_TYPE) {
-      // The JSON parser leaves forms unread (and sets body to {}): their readers parse them.
       const raw = await readRawBody(ctx, { limit: options.bodyLimitBytes });
       errors.push(...formProblems(raw.toString('utf8')));
       replayBody(ctx, raw);
-    } else {
-      const body = (ctx.request as { body?: unknown }).body;
-      if (body !== undefined) errors.push(...jsonProblems(body));
     }
     if (errors.length > 0) throw hostileInput(errors.slice(0, MAX_REPORTED));
     await next();

@@ -1,10 +1,7 @@
 import multer from '@koa/multer';
 import type { Context, Middleware } from 'koa';
-import { z } from 'zod';
 import { ImageInputError, type NormalizedImage, normalizeImage } from '../../shared/media/image-input.ts';
 import { badRequest, HttpError, payloadTooLarge, unprocessable, unsupportedMediaType } from './errors.ts';
-import type { HttpMethod, OpenApiRegistry } from './openapi.ts';
-import type { ResponseSpec, Security } from './route.ts';
 
 /**
  * Picture uploads as multipart/form-data with one file part, shared by every service that takes
@@ -18,6 +15,8 @@ const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 /** What multer's memory storage gives for each file part (the fields we use). */
 export interface UploadedFile {
   fieldname: string;
+  /** The part's declared type (only a hint: readers decide by the bytes). */
+  mimetype: string;
   size: number;
   buffer: Buffer;
 }
@@ -109,45 +108,4 @@ export async function decodeUploadedImage(file: UploadedFile): Promise<Normalize
       throw unsupportedMediaType(`Unsupported image type: ${error.message}; send png, jpg or bmp`);
     throw unprocessable([{ path: `body.${file.fieldname}`, message: error.message }], 'The image is not usable');
   }
-}
-
-/**
- * ApiRouter documents JSON bodies only (and answers 415 to others): this declares an upload
- * operation's multipart body, replacing the entry its route registered.
- */
-export function documentMultipartUpload(
-  registry: OpenApiRegistry,
-  operation: {
-    path: string;
-    method: HttpMethod;
-    summary: string;
-    description: string;
-    tags: string[];
-    security: Security[];
-    params?: z.ZodObject;
-    fileDescription: string;
-    responses: Record<number, ResponseSpec>;
-  },
-): void {
-  const body = z
-    .object({ file: z.string().meta({ format: 'binary', description: operation.fileDescription }) })
-    .partial()
-    .loose();
-  registry.add(operation.path, operation.method, {
-    summary: operation.summary,
-    description: operation.description,
-    tags: operation.tags,
-    security: [Object.fromEntries(operation.security.map((s) => [s, []]))],
-    requestParams: operation.params ? { path: operation.params } : {},
-    requestBody: { required: true, content: { 'multipart/form-data': { schema: body } } },
-    responses: Object.fromEntries(
-      Object.entries(operation.responses).map(([status, r]) => [
-        status,
-        {
-          description: r.description,
-          ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
-        },
-      ]),
-    ),
-  });
 }

@@ -8,7 +8,7 @@ export class OpenApiRegistry {
   #document: ReturnType<typeof createDocument> | undefined;
 
   add(koaPath: string, method: HttpMethod, operation: ZodOpenApiOperationObject): void {
-    const path = koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const path = koaPath.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
     this.#paths[path] = { ...this.#paths[path], [method]: operation };
     this.#document = undefined;
   }
@@ -19,7 +19,7 @@ export class OpenApiRegistry {
     method: HttpMethod,
     change: (operation: ZodOpenApiOperationObject | undefined) => ZodOpenApiOperationObject,
   ): void {
-    const path = koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const path = koaPath.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
     this.add(koaPath, method, change(this.#paths[path]?.[method]));
   }
 

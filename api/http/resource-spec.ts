@@ -3,8 +3,9 @@ import type { z } from 'zod';
 import type { Access } from './access.ts';
 import type { Principal } from './auth.ts';
 import type { HydraView, JsonApiView, ResourceFormat } from './formats/format.ts';
+import type { BodyOf } from './inputs.ts';
 import type { HttpMethod } from './openapi.ts';
-import type { ResponseSpec } from './route.ts';
+import type { BodySpec, ResponseSpec } from './route.ts';
 
 /**
  * What a resource declaration says (api/http/resource.ts turns it into routes): its options and
@@ -30,10 +31,11 @@ export type CallerFor<A extends Access, C> = A extends VerifiedAccess ? C : C | 
 export type CallerResolver<C> = (principal: Principal) => C | Promise<C>;
 
 /** What a handler gets: the validated request parts, the verified principal and the service's caller. */
-export interface OperationInput<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, A extends Access, C> {
+export interface OperationInput<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec, A extends Access, C> {
   query: z.output<Q>;
   params: z.output<P>;
-  body: z.output<B>;
+  /** The validated body: a schema's output, or the value of the input that read it (api/http/inputs.ts). */
+  body: BodyOf<B>;
   /** Set when the operation's access verified a token (always, for `bearer` and `bearer+key`). */
   principal: PrincipalFor<A>;
   /** The resource's caller for that principal (undefined when no caller resolver is declared). */
@@ -51,10 +53,11 @@ export type ExtraErrors = Partial<Record<400 | 403 | 409 | 413 | 415 | 429, stri
  */
 export type Representation<R> = (result: R, ctx: Context) => unknown;
 
-export interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R, A extends Access, C> {
+export interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec, R, A extends Access, C> {
   summary: string;
   description?: string;
   query?: Q;
+  /** A JSON schema (read within BODY_LIMIT), or the operation's inputs per media type (api/http/inputs.ts). */
   body?: B;
   /** Overrides the resource's read or write access. */
   access?: A;
@@ -71,6 +74,11 @@ export interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B exten
    * is written by the representation instead of the format.
    */
   representations?: Record<string, Representation<R>>;
+  /**
+   * Path suffixes that choose one media type whatever `Accept` says (`{ gpx: 'application/gpx+xml' }`
+   * answers `/activities/{id}.gpx`): each is one of the representations, and its own route.
+   */
+  suffixes?: Record<string, string>;
   handler: (input: OperationInput<Q, P, B, A, C>) => R | Promise<R>;
 }
 
@@ -78,7 +86,7 @@ export interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B exten
 export interface ActionSpec<
   Q extends z.ZodType,
   P extends AnyObject,
-  B extends z.ZodType,
+  B extends BodySpec,
   R,
   A extends Access,
   C,

@@ -1,28 +1,26 @@
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { type Access, accessCanRefuse, accessMiddleware, accessSecurity } from './access.ts';
-import { errorResponse } from './error-schemas.ts';
+import type { Access } from './access.ts';
 import type { Page, RequestView, Serializer } from './formats/format.ts';
 import { geojsonSerializer } from './formats/geojson.ts';
 import { hydraSerializer } from './formats/hydra.ts';
 import type { HydraOperationKind } from './formats/hydra-classes.ts';
 import { jsonSerializer } from './formats/json.ts';
 import { jsonApiSerializer } from './formats/jsonapi.ts';
-import { negotiate, notAcceptable } from './negotiation.ts';
+import { isBodyInputs, jsonSchemaOf } from './inputs.ts';
 import type { HttpMethod } from './openapi.ts';
+import { addOperation } from './operation.ts';
 import type {
   AccessPair,
   ActionSpec,
   AnyObject,
-  OperationInput,
   OperationSpec,
   RemoveSpec,
-  Representation,
   ResourceOptions,
   Undef,
 } from './resource-spec.ts';
-import type { ApiRouter, ResponseSpec } from './route.ts';
+import type { ApiRouter, BodySpec, ResponseSpec } from './route.ts';
 
 export type { CallerResolver, OperationInput, Representation } from './resource-spec.ts';
 
@@ -91,12 +89,15 @@ export class Resource<
     return this.#itemOperation('get', 'get', spec, this.#options.access.read, 200, 'The item');
   }
 
-  /** POST on the collection; 201 unless the handler sets another status. */
-  create<B extends z.ZodType = Undef, R = unknown, A extends Access = RA['write']>(
-    spec: OperationSpec<Undef, CP, B, R, A, C> & { location?: (item: R) => string },
+  /**
+   * POST on the collection; 201 unless the handler sets another status. `at` answers it at
+   * another path instead (a spec's twin path for one of its inputs, e.g. /file_import/activities).
+   */
+  create<Q extends z.ZodType = Undef, B extends BodySpec = Undef, R = unknown, A extends Access = RA['write']>(
+    spec: OperationSpec<Q, CP, B, R, A, C> & { location?: (item: R) => string; at?: string },
   ): this {
     const serializer = this.#serializer();
-    return this.#add('post', this.#options.path, this.#options.params, spec, {
+    return this.#add('post', spec.at ?? this.#options.path, this.#options.params, spec, {
       kind: 'create',
       access: this.#options.access.write,
       item: false,
@@ -113,7 +114,7 @@ export class Resource<
   }
 
   /** PUT on an item (and the spec's aliases, e.g. POST). */
-  update<B extends z.ZodType = Undef, R = unknown, A extends Access = RA['write']>(
+  update<B extends BodySpec = Undef, R = unknown, A extends Access = RA['write']>(
     spec: OperationSpec<Undef, IP, B, R, A, C> & { methods?: HttpMethod[] },
   ): this {
     for (const method of spec.methods ?? ['put'])
@@ -139,7 +140,7 @@ export class Resource<
   action<
     Q extends z.ZodType = Undef,
     P extends AnyObject = IP,
-    B extends z.ZodType = Undef,
+    B extends BodySpec = Undef,
     M extends HttpMethod = HttpMethod,
     // A GET reads; every other method writes (as the access chosen below).
     A extends Access = M extends 'get' ? RA['read'] : RA['write'],
@@ -161,7 +162,7 @@ export class Resource<
     return this;
   }
 
-  #itemOperation<Q extends z.ZodType, B extends z.ZodType, R, A extends Access>(
+  #itemOperation<Q extends z.ZodType, B extends BodySpec, R, A extends Access>(
     kind: 'get' | 'update',
     method: HttpMethod,
     spec: OperationSpec<Q, IP, B, R, A, C>,
@@ -198,7 +199,7 @@ export class Resource<
     return { schema: schema(serializer), ...(Object.keys(alternates).length ? { alternates } : {}) };
   }
 
-  #add<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType, R, A extends Access>(
+  #add<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec, R, A extends Access>(
     method: HttpMethod,
     path: string,
     params: P | undefined,
@@ -216,88 +217,36 @@ export class Resource<
       write: (ctx: Context, result: R, serializer: Serializer) => unknown;
     },
   ): this {
-    const access = spec.access ?? shape.access;
-    const format = this.#router.errorFormat;
-    const errors: Record<number, ResponseSpec> = {};
-    const refusal = accessCanRefuse(access);
-    if (refusal) errors[401] = errorResponse(format, refusal);
-    if (shape.item || params) errors[404] = errorResponse(format, this.#options.notFound ?? 'Not found');
-    // What the operation can answer: the format's serializer, then its alternates and the
-    // operation's own representations. With more than one, `Accept` chooses (406 when it can't).
-    const serializers = shape.serializer ? [shape.serializer, ...(shape.serializer.alternates ?? [])] : [];
-    const representations = (spec.representations ?? {}) as Record<string, Representation<R>>;
-    const extra = Object.keys(representations);
-    const own = shape.serializer ? serializers.map((s) => s.contentType) : extra.length ? [this.#contentType()] : [];
-    const offered = [...new Set([...own, ...extra])];
-    const negotiates = offered.length > 1;
-    const fallback = serializers[0] ?? this.#serializer();
-    if (negotiates) errors[406] = errorResponse(format, `Accept allows none of ${offered.join(', ')}`);
-    for (const [status, text] of Object.entries(spec.errors ?? {}))
-      errors[Number(status)] = errorResponse(format, text);
-    if (spec.query || spec.body)
-      errors[spec.queryErrorStatus && !spec.body ? spec.queryErrorStatus : 422] ??= errorResponse(
-        format,
-        'Invalid request (each problem names its parameter or field)',
-      );
-    const security = accessSecurity(access);
-    const contentType = this.#contentType();
-    this.#router.add<Q, P extends z.ZodType ? P : never, B>({
+    const fallback = shape.serializer ?? this.#serializer();
+    addOperation(this.#router, this.#app, {
       method,
       path,
-      summary: spec.summary,
-      ...(spec.description ? { description: spec.description } : {}),
-      ...(this.#options.tag ? { tags: [this.#options.tag] } : {}),
-      security,
-      ...(spec.query ? { query: spec.query } : {}),
-      ...(params ? { params: params as P extends z.ZodType ? P : never } : {}),
-      ...(spec.body ? { body: spec.body } : {}),
-      ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),
-      // Negotiation comes first, as in API Platform: a 406 costs no credential check or query.
-      middleware: [...(negotiates ? [acceptable(offered)] : []), ...accessMiddleware(this.#app, access)],
-      responses: { ...this.#typed(shape.success), ...this.#typed(spec.responses ?? {}), ...errors },
-      handler: async (ctx, input) => {
-        if (shape.status) ctx.status = shape.status;
-        const principal = ctx.state.principal;
-        const resolve = this.#options.caller;
-        const caller = principal && resolve ? await resolve(principal) : undefined;
-        // The access middleware ran: a `bearer` operation has its principal (PrincipalFor).
-        const result = await spec.handler({ ...input, principal, caller, ctx } as OperationInput<Q, P, B, A, C>);
-        if (method !== 'get' && ctx.status < 400) this.#app.relay.kick();
-        const type = negotiates ? (negotiate(ctx.get('accept'), offered) ?? contentType) : contentType;
-        const representation = representations[type];
-        if (representation) {
-          ctx.type = type;
-          ctx.body = await representation(result, ctx);
-          return;
-        }
-        const body = shape.write(ctx, result, serializers.find((s) => s.contentType === type) ?? fallback);
-        if (body === undefined) {
-          if (ctx.status === 200 || ctx.status === 404) ctx.status = 204;
-          return;
-        }
-        ctx.body = body;
-        ctx.type = type;
-      },
+      ...(params ? { params } : {}),
+      spec,
+      // The operation's access type (A) was inferred from the same spec and options.
+      access: (spec.access ?? shape.access) as A,
+      ...(this.#options.caller ? { caller: this.#options.caller } : {}),
+      ...(this.#options.tag ? { tag: this.#options.tag } : {}),
+      ...(shape.item || params ? { notFound: this.#options.notFound ?? 'Not found' } : {}),
+      ...(shape.status ? { status: shape.status } : {}),
+      contentType: this.#contentType(),
+      ...(shape.serializer ? { serializer: shape.serializer } : {}),
+      success: shape.success,
+      write: (ctx, result, serializer) => shape.write(ctx, result, serializer ?? fallback),
     });
-    if (this.#options.format === 'hydra' && this.#options.hydra)
+    if (this.#options.format === 'hydra' && this.#options.hydra) {
+      const body = spec.body && (isBodyInputs(spec.body) ? jsonSchemaOf(spec.body) : (spec.body as z.ZodType));
       this.#app.hydra.operation(this.#options.hydra.type, {
         kind: shape.kind,
         method,
         path: `${this.#router.prefix}${path}`,
         summary: spec.summary,
         ...(spec.description ? { description: spec.description } : {}),
-        ...(spec.body ? { body: spec.body } : {}),
+        ...(body ? { body } : {}),
         ...(shape.listItem ? { item: shape.listItem } : {}),
       });
+    }
     return this;
-  }
-
-  /** Success bodies are in the resource's format unless an entry says otherwise. */
-  #typed(responses: Record<number, ResponseSpec>): Record<number, ResponseSpec> {
-    const contentType = this.#contentType();
-    return Object.fromEntries(
-      Object.entries(responses).map(([status, r]) => [status, r.schema ? { contentType, ...r } : r]),
-    );
   }
 
   #itemPath(): string {
@@ -332,13 +281,4 @@ export class Resource<
       query: ctx.query as RequestView['query'],
     };
   }
-}
-
-/** Refuses a request whose `Accept` allows none of the offered media types; responses vary by it. */
-function acceptable(offered: readonly string[]): Middleware {
-  return async (ctx, next) => {
-    ctx.vary('Accept');
-    if (negotiate(ctx.get('accept'), offered) === undefined) throw notAcceptable(offered);
-    await next();
-  };
 }

@@ -2,11 +2,12 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { ErrorFormat } from './error-format.ts';
-import { unsupportedMediaType } from './errors.ts';
+import { type BodyInputs, type BodyOf, bodyInputs, isBodyInputs, jsonInput, readBody } from './inputs.ts';
 import type { HttpMethod, OpenApiRegistry } from './openapi.ts';
 import { parseInput } from './validate.ts';
 
-const JSON_TYPES = ['json', 'application/*+json'];
+/** A body an operation takes: one JSON schema, or its inputs per media type (api/http/inputs.ts). */
+export type BodySpec = z.ZodType | BodyInputs<unknown>;
 
 export type Security = 'bearer' | 'apiKey';
 
@@ -18,7 +19,7 @@ export interface ResponseSpec {
   alternates?: Record<string, z.ZodType | undefined>;
 }
 
-export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType> {
+export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec> {
   method: HttpMethod;
   /** Koa path relative to the router prefix, e.g. `/places/:id`. */
   path: string;
@@ -29,14 +30,21 @@ export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends z
   security?: Security[];
   query?: Q;
   params?: P;
+  /** A JSON schema (read in any JSON media type, within BODY_LIMIT), or the operation's inputs. */
   body?: B;
-  bodyContentType?: string;
   /** Status for an invalid query (422 unless a spec says otherwise). */
   queryErrorStatus?: number;
   responses: Record<number, ResponseSpec>;
   /** Runs before validation: auth, uploads... */
   middleware?: Middleware[];
-  handler: (ctx: Context, input: { query: z.output<Q>; params: z.output<P>; body: z.output<B> }) => unknown;
+  handler: (ctx: Context, input: { query: z.output<Q>; params: z.output<P>; body: BodyOf<B> }) => unknown;
+}
+
+/** A route's body as inputs: a bare schema is one JSON input. */
+function inputsOf(body: BodySpec): BodyInputs<unknown> {
+  return isBodyInputs(body)
+    ? body
+    : bodyInputs('Send the body as JSON (Content-Type: application/json)', jsonInput(body as z.ZodType));
 }
 
 /**
@@ -51,18 +59,22 @@ export class ApiRouter {
   readonly #tag: string;
   /** The error dialect of the service this router mounts (documented error responses use it). */
   readonly errorFormat: ErrorFormat;
+  /** The most bytes a body may have unless its input says otherwise (BODY_LIMIT). */
+  readonly #bodyLimitBytes: number;
 
   constructor(options: {
     prefix: string;
     errorFormat: ErrorFormat;
     registry: OpenApiRegistry;
     tag: string;
+    bodyLimitBytes: number;
     middleware?: Middleware[];
   }) {
     this.prefix = options.prefix;
     this.#registry = options.registry;
     this.#tag = options.tag;
     this.errorFormat = options.errorFormat;
+    this.#bodyLimitBytes = options.bodyLimitBytes;
     this.router = new Router({ prefix: options.prefix });
     const format: Middleware = async (ctx, next) => {
       ctx.state.errorFormat = options.errorFormat;
@@ -71,26 +83,30 @@ export class ApiRouter {
     this.router.use(format, ...(options.middleware ?? []));
   }
 
-  add<Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined, B extends z.ZodType = z.ZodUndefined>(
+  add<Q extends z.ZodType = z.ZodUndefined, P extends z.ZodType = z.ZodUndefined, B extends BodySpec = z.ZodUndefined>(
     spec: RouteSpec<Q, P, B>,
   ): this {
+    const inputs = spec.body ? inputsOf(spec.body) : undefined;
+    // A bare schema's handler gets the validated document; declared inputs' handlers get the tagged value.
+    const unwrap = spec.body !== undefined && !isBodyInputs(spec.body);
     const handler: Middleware = async (ctx) => {
       const query = spec.query ? parseInput(spec.query, ctx.query, 'query', spec.queryErrorStatus) : undefined;
       const params = spec.params ? parseInput(spec.params, ctx.params, 'params', 404) : undefined;
-      if (spec.body && ctx.request.length && !ctx.is(JSON_TYPES))
-        throw unsupportedMediaType(
-          `Send the body as JSON (Content-Type: ${spec.bodyContentType ?? 'application/json'})`,
-        );
-      const body = spec.body ? parseInput(spec.body, (ctx.request as { body?: unknown }).body, 'body') : undefined;
+      // Read after the credentials (the route's middleware): an unknown caller's body costs nothing.
+      const read = inputs ? await readBody(ctx, inputs, this.#bodyLimitBytes) : undefined;
+      const body = unwrap ? (read as { value: unknown }).value : read;
       const result = await spec.handler(ctx, { query, params, body } as Parameters<typeof spec.handler>[1]);
       if (result !== undefined && ctx.body === undefined) ctx.body = result;
     };
     this.router[spec.method](spec.path, ...(spec.middleware ?? []), handler);
-    this.#document(spec);
+    this.#document(spec, inputs);
     return this;
   }
 
-  #document<Q extends z.ZodType, P extends z.ZodType, B extends z.ZodType>(spec: RouteSpec<Q, P, B>): void {
+  #document<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec>(
+    spec: RouteSpec<Q, P, B>,
+    inputs: BodyInputs<unknown> | undefined,
+  ): void {
     const responses: Record<string, { description: string; content?: Record<string, { schema?: z.ZodType }> }> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
       const content: Record<string, { schema?: z.ZodType }> = {
@@ -110,11 +126,13 @@ export class ApiRouter {
         ...(spec.query instanceof z.ZodObject ? { query: spec.query } : {}),
         ...(spec.params instanceof z.ZodObject ? { path: spec.params } : {}),
       },
-      ...(spec.body
+      ...(inputs
         ? {
             requestBody: {
               required: true,
-              content: { [spec.bodyContentType ?? 'application/json']: { schema: spec.body } },
+              content: Object.fromEntries(
+                inputs.inputs.flatMap((i) => Object.entries(i.documented).map(([type, schema]) => [type, { schema }])),
+              ),
             },
           }
         : {}),

@@ -12,6 +12,7 @@ export const partnersService: ServiceModule = {
       prefix: '/api/v1',
       errorFormat: 'problem',
       registry: app.registry,
+      bodyLimitBytes: app.config.bodyLimitBytes,
       tag: 'partners',
     });
     partnersResource(router, app);

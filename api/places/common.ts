@@ -5,7 +5,13 @@ import { ApiRouter } from '../http/route.ts';
 
 /** The places service's router: /api/v1, problem+json errors. */
 export function placesRouter(app: AppContext): ApiRouter {
-  return new ApiRouter({ prefix: '/api/v1', errorFormat: 'problem', registry: app.registry, tag: 'places' });
+  return new ApiRouter({
+    prefix: '/api/v1',
+    errorFormat: 'problem',
+    registry: app.registry,
+    bodyLimitBytes: app.config.bodyLimitBytes,
+    tag: 'places',
+  });
 }
 
 export const readLocaleOf = (ctx: Context): Locale => readLocale(ctx.get('accept-language') || undefined);

@@ -1,16 +1,32 @@
-import Router from '@koa/router';
-import type { Config } from '../../shared/config.ts';
+import { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { errorResponse } from '../http/error-schemas.ts';
+import { ApiRouter } from '../http/route.ts';
 import { sendStorageFile } from '../http/storage-files.ts';
 
 /**
  * GET /media/<path>: the files under STORAGE_DIR (activity pictures and their thumbnails), 404 in
  * problem+json for anything we could not have written (api/http/storage-files.ts).
  */
-export function mediaRouter(config: Pick<Config, 'STORAGE_DIR'>): Router {
-  const router = new Router();
-  router.get('/media/*path', async (ctx) => {
-    ctx.state.errorFormat = 'problem';
-    await sendStorageFile(ctx, config.STORAGE_DIR, String(ctx.params.path ?? ''));
+export function mediaRouter(app: Pick<AppContext, 'config' | 'registry'>): ApiRouter {
+  const router = new ApiRouter({
+    prefix: '',
+    errorFormat: 'problem',
+    registry: app.registry,
+    bodyLimitBytes: app.config.bodyLimitBytes,
+    tag: 'places',
   });
-  return router;
+  return router.add({
+    method: 'get',
+    path: '/media/*path',
+    summary: 'A stored activity picture or thumbnail',
+    description:
+      'The URLs of `image.url` and `image.thumbnail_url` (no credentials: their names are random). Cacheable for a year; ETag and Last-Modified answer conditional requests with 304.',
+    params: z.object({ path: z.string().meta({ example: 'places/ab/cd/1-Ab12.jpg' }) }),
+    responses: {
+      200: { description: 'The image', alternates: { 'image/png': undefined, 'image/jpeg': undefined } },
+      404: errorResponse('problem', 'No such file'),
+    },
+    handler: (ctx, { params }) => sendStorageFile(ctx, app.config.STORAGE_DIR, params.path),
+  });
 }

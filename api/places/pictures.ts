@@ -4,11 +4,12 @@ import { randomName, removeStorageFile, writeStorageFile } from '../../shared/me
 import { activityJson, findActivity, type PlaceActivityRow, type Viewer } from '../../shared/places/activities.ts';
 import { activityImagePath, setActivityImage } from '../../shared/places/images.ts';
 import type { AppContext } from '../context.ts';
-import { hasRole, requireBearer } from '../http/auth.ts';
-import { errorResponse } from '../http/error-schemas.ts';
+import { hasRole } from '../http/auth.ts';
 import { notFound } from '../http/errors.ts';
-import { decodeUploadedImage, documentMultipartUpload, receiveFile, uploadedFile } from '../http/multipart-file.ts';
-import { ApiRouter, type ResponseSpec } from '../http/route.ts';
+import { bodyInputs, multipartInput } from '../http/inputs.ts';
+import { decodeUploadedImage } from '../http/multipart-file.ts';
+import { addOperation } from '../http/operation.ts';
+import { ApiRouter } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
 import { mediaRouter } from './media.ts';
 
@@ -61,69 +62,68 @@ function loadActivity(app: AppContext): Middleware {
 
 export function picturesRouter(app: AppContext): ApiRouter {
   const { config } = app;
-  const description =
-    'multipart/form-data with exactly one file part named `file` (`image` is accepted too). PNG, JPEG or BMP, ' +
-    `recognised by content (the file name and declared type are ignored); at most ${config.UPLOAD_MAX_BYTES} bytes. ` +
-    'The picture replaces the previous one; a thumbnail is rendered in the background (image.thumbnail_url is ' +
-    'null until then). Answers the activity with image.url.';
-  const responses: Record<number, ResponseSpec> = {
-    201: { description: 'The activity, with image.url', schema: activitySchema },
-    401: errorResponse('problem', 'No or invalid access token'),
-    404: errorResponse('problem', 'Unknown place or activity'),
-    413: errorResponse('problem', 'File over the size limit'),
-    415: errorResponse('problem', 'Not a PNG, JPEG or BMP image'),
-    422: errorResponse('problem', 'No file, empty file, several files'),
-  };
-  const router = new ApiRouter({ prefix: '/v1', errorFormat: 'problem', registry: app.registry, tag: 'places' });
-  router.add({
+  const router = new ApiRouter({
+    prefix: '/v1',
+    errorFormat: 'problem',
+    registry: app.registry,
+    bodyLimitBytes: config.bodyLimitBytes,
+    tag: 'places',
+  });
+  addOperation(router, app, {
     method: 'post',
     path: UPLOAD_PATH,
-    summary: UPLOAD_SUMMARY,
-    description,
-    security: ['bearer'],
     params,
-    middleware: [requireBearer(app.verifier), loadActivity(app), receiveFile(config.UPLOAD_MAX_BYTES)],
-    responses,
-    handler: async (ctx) => {
-      const activity = ctx.state.activity as PlaceActivityRow;
-      const file = uploadedFile(ctx, { fields: PICTURE_FIELDS });
-      const image = await decodeUploadedImage(file);
-      const imagePath = activityImagePath(activity.place_uuid, activity.sport_id, randomName(), image.ext);
-      await writeStorageFile(config.STORAGE_DIR, imagePath, image.data);
-      let replaced: Awaited<ReturnType<typeof setActivityImage>>;
-      try {
-        replaced = await setActivityImage(app.db, activity.id, imagePath);
-      } catch (error) {
-        await removeStorageFile(config.STORAGE_DIR, imagePath).catch(() => {});
-        throw error;
-      }
-      if (!replaced) {
-        await removeStorageFile(config.STORAGE_DIR, imagePath).catch(() => {});
-        throw notFound('The activity was deleted during the upload');
-      }
-      app.relay.kick();
-      // The replaced picture is no longer referenced: remove it (best effort, after the commit).
-      for (const old of [replaced.previousImage, replaced.previousThumbnail]) {
-        if (old && old !== imagePath) await removeStorageFile(config.STORAGE_DIR, old).catch(() => {});
-      }
-      const updated = await findActivity(app.db, activity.place_uuid, activity.sport_id, ctx.state.viewer);
-      if (!updated) throw notFound('The activity was deleted during the upload');
-      const body = activityJson(updated, config);
-      ctx.status = 201;
-      if (body.image.url) ctx.set('Location', body.image.url);
-      ctx.body = body;
+    access: 'bearer',
+    middleware: [loadActivity(app)],
+    tag: 'places',
+    notFound: 'Unknown place or activity',
+    status: 201,
+    contentType: 'application/json',
+    success: { 201: { description: 'The activity, with image.url', schema: activitySchema } },
+    write: (_ctx, body) => body,
+    spec: {
+      summary: UPLOAD_SUMMARY,
+      description:
+        'multipart/form-data with exactly one file part named `file` (`image` is accepted too). PNG, JPEG or BMP, ' +
+        `recognised by content (the file name and declared type are ignored); at most ${config.UPLOAD_MAX_BYTES} bytes. ` +
+        'The picture replaces the previous one; a thumbnail is rendered in the background (image.thumbnail_url is ' +
+        'null until then). Answers the activity with image.url.',
+      body: bodyInputs(
+        'Send the picture as multipart/form-data with one file part named "file"',
+        multipartInput({
+          fileFields: PICTURE_FIELDS,
+          limitBytes: config.UPLOAD_MAX_BYTES,
+          fileDescription: 'the picture: PNG, JPEG or BMP (alias field: image)',
+        }),
+      ),
+      errors: { 413: 'File over the size limit', 415: 'Not a PNG, JPEG or BMP image' },
+      handler: async ({ body, ctx }) => {
+        const activity = ctx.state.activity as PlaceActivityRow;
+        const image = await decodeUploadedImage(body.file);
+        const imagePath = activityImagePath(activity.place_uuid, activity.sport_id, randomName(), image.ext);
+        await writeStorageFile(config.STORAGE_DIR, imagePath, image.data);
+        let replaced: Awaited<ReturnType<typeof setActivityImage>>;
+        try {
+          replaced = await setActivityImage(app.db, activity.id, imagePath);
+        } catch (error) {
+          await removeStorageFile(config.STORAGE_DIR, imagePath).catch(() => {});
+          throw error;
+        }
+        if (!replaced) {
+          await removeStorageFile(config.STORAGE_DIR, imagePath).catch(() => {});
+          throw notFound('The activity was deleted during the upload');
+        }
+        // The replaced picture is no longer referenced: remove it (best effort, after the commit).
+        for (const old of [replaced.previousImage, replaced.previousThumbnail]) {
+          if (old && old !== imagePath) await removeStorageFile(config.STORAGE_DIR, old).catch(() => {});
+        }
+        const updated = await findActivity(app.db, activity.place_uuid, activity.sport_id, ctx.state.viewer);
+        if (!updated) throw notFound('The activity was deleted during the upload');
+        const json = activityJson(updated, config);
+        if (json.image.url) ctx.set('Location', json.image.url);
+        return json;
+      },
     },
-  });
-  documentMultipartUpload(app.registry, {
-    path: `/v1${UPLOAD_PATH}`,
-    method: 'post',
-    summary: UPLOAD_SUMMARY,
-    description,
-    tags: ['places'],
-    security: ['bearer'],
-    params,
-    fileDescription: 'the picture: PNG, JPEG or BMP (alias field: image)',
-    responses,
   });
   return router;
 }
@@ -133,5 +133,5 @@ export const placesPicturesService: ServiceModule = {
   name: 'places',
   errorFormat: 'problem',
   prefixes: ['/v1/places', '/media'],
-  routers: (app) => [picturesRouter(app).router, mediaRouter(app.config)],
+  routers: (app) => [picturesRouter(app).router, mediaRouter(app).router],
 };

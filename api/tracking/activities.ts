@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import type { z } from 'zod';
 import { ACTIVITY_LIMITS, summariesFromJson } from '../../shared/tracking/activities/content.ts';
 import { ACTIVITY_ORDERS, listActivities } from '../../shared/tracking/activities/list.ts';
@@ -11,16 +10,24 @@ import {
 } from '../../shared/tracking/activities/store.ts';
 import type { ActivityBody } from '../../shared/tracking/body/activity-body.ts';
 import { parseActivityBody } from '../../shared/tracking/body/parse.ts';
-import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
+import { iri } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
-import type { RouteBodyLimit } from '../http/body.ts';
+import { payloadTooLarge, unprocessable } from '../http/errors.ts';
+import { bodyInputs, jsonInput } from '../http/inputs.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import {
+  activityFileInputs,
   activityFileRepresentations,
-  activityFiles,
+  activityFileSuffixes,
   activityImportPool,
   type Exported,
+  FILE_IMPORT_PATH,
+  FILE_TYPES,
+  fileFieldsQuery,
+  fileFieldsSent,
+  fileImportDescription,
+  importActivityFile,
   poolFailure,
 } from './activity-files.ts';
 import {
@@ -43,43 +50,32 @@ import { dateFilterOf, listFilterOf, orderOf } from './schemas.ts';
  */
 
 /**
- * Bodies up to this size (a 1-hour activity at 1 Hz is about 0.6 MB) are parsed on the event loop,
- * in about 5 ms at most; larger ones, up to ACTIVITY_BODY_LIMIT (60 ms for 24 hours, up to half a
- * second if it leaves the fast path of shared/tracking/body/scan.ts), in an import thread.
- * Measured on 2 cores (bench/README.md, tracking-ingest): the thread's round trip adds about 3 ms
- * of CPU per 1-hour activity, for the same throughput.
+ * JSON bodies up to this size (an hour at 1 Hz) are parsed on the event loop; larger ones, up to
+ * ACTIVITY_BODY_LIMIT, in an import thread, where a long parse holds no other request
+ * (shared/tracking/body/scan.ts; the trade-off is measured in bench/README.md, tracking-ingest).
  */
 const INLINE_BODY_BYTES = 1024 * 1024;
 
-/** The streams of the create being handled, parsed with its body (the body itself holds the rest). */
-const parsedStreams = new WeakMap<Context, Omit<ActivityBody, 'body'>>();
-
 /**
- * POST /v2/activities takes ACTIVITY_BODY_LIMIT instead of BODY_LIMIT (a 24-hour stream is about
- * 10 MB), and reads its JSON itself (shared/tracking/body/parse.ts; over INLINE_BODY_BYTES in an
- * import thread): the body the route validates, and the input guard walks, is the rest of it, its
- * streams already columns.
+ * POST /v2/activities in JSON: up to ACTIVITY_BODY_LIMIT (a 24-hour stream is about 10 MB), read
+ * by shared/tracking/body/parse.ts, which makes its streams columns: the body that is checked and
+ * validated is the rest of it.
  */
-export function activityBodyLimits(app: AppContext): RouteBodyLimit[] {
-  return [
-    {
-      method: 'POST',
-      path: `${TRACKING_PREFIX}${ACTIVITIES_PATH}`,
-      limitBytes: app.config.activityBodyLimitBytes,
-      read: async (bytes, ctx) => {
-        try {
-          const { body, ...streams } =
-            bytes.length <= INLINE_BODY_BYTES
-              ? parseActivityBody(bytes)
-              : await activityImportPool(app).parseBody(bytes);
-          parsedStreams.set(ctx, streams);
-          return body;
-        } catch (error) {
-          throw poolFailure(error);
-        }
-      },
+function activityJsonInput(app: AppContext) {
+  const limit = app.config.activityBodyLimitBytes;
+  return jsonInput(createBody, {
+    limitBytes: limit,
+    tooLarge: () => payloadTooLarge(`The body is larger than ACTIVITY_BODY_LIMIT (${limit} bytes)`),
+    parse: async (bytes) => {
+      try {
+        const { body, ...streams } =
+          bytes.length <= INLINE_BODY_BYTES ? parseActivityBody(bytes) : await activityImportPool(app).parseBody(bytes);
+        return { document: body, extra: { streams } };
+      } catch (error) {
+        throw poolFailure(error);
+      }
     },
-  ];
+  });
 }
 
 /** A JSON create body as the store takes it, with the streams its reader made columns. */
@@ -114,8 +110,13 @@ function activityInputFromJson(
 export function activitiesResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
   const detail = (jsonLd: boolean) => (found: Exported) => activityDocument(found, jsonLd);
-  // Files (docs/tracking-files.md): declared first, so their routes are matched before the JSON ones.
-  const files = activityFiles(router, app, activityView);
+  const unsupported = `Send an activity as JSON (application/ld+json or application/json), or a GPX, TCX or FIT file as the body with one of ${FILE_TYPES.join(', ')}, or as multipart/form-data with a part named "file"`;
+  const fileErrors = {
+    413: 'The body is over ACTIVITY_BODY_LIMIT, the file over ACTIVITY_FILE_LIMIT, or it holds more than an activity may',
+    415: 'Neither JSON nor a GPX, TCX or FIT file',
+    503: 'Every import thread is busy (Retry-After)',
+  } as const;
+  const fileDescription = fileImportDescription(app);
   new Resource(router, app, {
     path: ACTIVITIES_PATH,
     itemPath: '/:id',
@@ -151,16 +152,36 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       },
     })
     .create({
-      summary: 'Store an activity with its summaries, datastream and GPS track',
-      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${ACTIVITY_LIMITS.maxSeconds}. The answer is the activity without its streams (GET it for them).`,
-      body: createBody,
-      errors: { 413: 'The body is larger than ACTIVITY_BODY_LIMIT' },
-      handler: async ({ body, ctx, caller }) => {
-        const streams = parsedStreams.get(ctx);
-        if (!streams) throw new Error('POST /v2/activities: the body was not read by its route reader');
-        const input = activityInputFromJson(body, streams);
-        return createActivity(db, caller.id, input);
+      summary: 'Store an activity with its summaries, datastream and GPS track, or import it from a file',
+      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${ACTIVITY_LIMITS.maxSeconds}. The answer is the activity without its streams (GET it for them). The query fields are a file import's: with JSON, send them in the body.\n\n${fileDescription}`,
+      query: fileFieldsQuery,
+      body: bodyInputs(unsupported, activityJsonInput(app), ...activityFileInputs(app)),
+      errors: fileErrors,
+      handler: async ({ body, query, ctx, caller }) => {
+        if (body.kind !== 'json') return importActivityFile(app, caller.id, body, query, ctx);
+        const misplaced = fileFieldsSent(query);
+        if (misplaced.length)
+          throw unprocessable(
+            misplaced.map((name) => ({
+              path: `query.${name}`,
+              message: 'is a file import field: send it in the JSON body',
+            })),
+          );
+        return createActivity(db, caller.id, activityInputFromJson(body.value, body.streams));
       },
+      location: (a) => iri('activities', a.id),
+    })
+    .create({
+      at: FILE_IMPORT_PATH,
+      summary: 'Create an activity from a GPX, TCX or FIT file (the v2.26 OpenAPI path)',
+      description: `The file inputs of POST /v2/activities, at the path the v2.26 OpenAPI names: a file only (JSON is 415 here). ${fileDescription}`,
+      query: fileFieldsQuery,
+      body: bodyInputs(
+        `Send a GPX, TCX or FIT file as the body with one of ${FILE_TYPES.join(', ')}, or as multipart/form-data with a part named "file"`,
+        ...activityFileInputs(app),
+      ),
+      errors: fileErrors,
+      handler: ({ body, query, ctx, caller }) => importActivityFile(app, caller.id, body, query, ctx),
       location: (a) => iri('activities', a.id),
     })
     .get({
@@ -170,6 +191,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
         'application/json': detail(false),
         ...activityFileRepresentations,
       },
+      suffixes: activityFileSuffixes,
       handler: async ({ params, caller }) => findActivityContent(db, caller.id, params.id),
     })
     .update({
@@ -195,5 +217,4 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
         await deleteActivity(db, caller.id, params.id);
       },
     });
-  files.document();
 }

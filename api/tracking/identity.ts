@@ -1,7 +1,5 @@
 import { ensureTrackingUser, type TrackingUser } from '../../shared/tracking/users/store.ts';
 import type { AppContext } from '../context.ts';
-import type { Principal } from '../http/auth.ts';
-import { unauthorized } from '../http/errors.ts';
 import type { CallerResolver } from '../http/resource.ts';
 
 /**
@@ -11,13 +9,4 @@ import type { CallerResolver } from '../http/resource.ts';
 export function trackingCallerOf(app: Pick<AppContext, 'db'>): CallerResolver<TrackingUser> {
   return (principal) =>
     ensureTrackingUser(app.db, { accountId: principal.accountId, ldid: principal.ldid, claims: principal.claims });
-}
-
-/** The same, for the routes still registered outside the resource layer (file imports, uploads). */
-export async function trackingCaller(
-  app: Pick<AppContext, 'db'>,
-  principal: Principal | undefined,
-): Promise<TrackingUser> {
-  if (!principal) throw unauthorized();
-  return trackingCallerOf(app)(principal);
 }

@@ -1,7 +1,7 @@
 import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import { ApiRouter } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
-import { activitiesResource, activityBodyLimits } from './activities.ts';
+import { activitiesResource } from './activities.ts';
 import { devicesResource } from './devices.ts';
 import { documentationRoutes } from './docs.ts';
 import { exportsResource } from './exports.ts';
@@ -17,12 +17,12 @@ export const trackingService: ServiceModule = {
   name: 'tracking',
   errorFormat: 'hydra',
   prefixes: [TRACKING_PREFIX],
-  bodyLimits: activityBodyLimits,
   routers: (app) => {
     const router = new ApiRouter({
       prefix: TRACKING_PREFIX,
       errorFormat: 'hydra',
       registry: app.registry,
+      bodyLimitBytes: app.config.bodyLimitBytes,
       tag: 'tracking',
     });
     documentationRoutes(router, app);

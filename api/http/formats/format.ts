@@ -36,7 +36,7 @@ export interface Page<T> {
 
 /** A related resource pulled into a compound document (JSON:API `included`). */
 export interface Related {
-  view: JsonApiView<never>;
+  view: AnyJsonApiView;
   items: readonly unknown[];
 }
 
@@ -59,6 +59,15 @@ export interface JsonApiView<T> {
   relationships?: (item: T) => Record<string, ResourceLinkage>;
 }
 
+/** Any JSON:API view, whatever its items (methods: see AnyHydraView). */
+export interface AnyJsonApiView {
+  type: string;
+  path: string;
+  id(item: unknown): string;
+  attributes(item: unknown): Record<string, unknown>;
+  relationships?(item: unknown): Record<string, ResourceLinkage>;
+}
+
 export type ResourceIdentifier = { type: string; id: string };
 export type ResourceLinkage = ResourceIdentifier | ResourceIdentifier[] | null;
 
@@ -73,12 +82,16 @@ export interface HydraView<T, S extends z.ZodType = z.ZodType> {
   fields: (item: T) => ViewFields<S>;
 }
 
-/** Any Hydra view, whatever its rows and item schema: what the serializers and links take. */
+/**
+ * Any Hydra view, whatever its rows and item schema: what the serializers and links take. Its
+ * functions are methods, so a view of any row type is one (method parameters are compared both
+ * ways): the serializer hands each view the items its own resource's handlers returned.
+ */
 export interface AnyHydraView {
   type: string;
   path: string;
-  id: (item: never) => string;
-  fields: (item: never) => Record<string, unknown>;
+  id(item: unknown): string;
+  fields(item: unknown): Record<string, unknown>;
 }
 
 /** What the request looks like, for links. */

@@ -18,11 +18,11 @@ export function iriRoot(path: string): string {
 
 /** `@id` of an item: its collection path and its id. */
 export function itemIri(view: AnyHydraView, item: unknown): string {
-  return `${view.path}/${encodeURIComponent(view.id(item as never))}`;
+  return `${view.path}/${encodeURIComponent(view.id(item))}`;
 }
 
 function node(view: AnyHydraView, item: unknown) {
-  return { '@id': itemIri(view, item), '@type': view.type, ...view.fields(item as never) };
+  return { '@id': itemIri(view, item), '@type': view.type, ...view.fields(item) };
 }
 
 /** The property a filter variable is about: `order[name]`, `createdAt[after]` and `user[]` name `name`, `createdAt`, `user`. */
@@ -58,10 +58,10 @@ function searchTemplate(req: RequestView, filters: readonly string[]) {
 function plainJsonSerializer(view: AnyHydraView): Serializer {
   return {
     contentType: 'application/json',
-    item: (item) => view.fields(item as never),
+    item: (item) => view.fields(item),
     collection: (page: Page<unknown>) => {
       if (page.items instanceof SerializedItems) throw new Error('Hydra lists need items, not serialized JSON');
-      return page.items.map((item) => view.fields(item as never));
+      return page.items.map((item) => view.fields(item));
     },
     itemSchema: (item) => item,
     collectionSchema: (item) => z.array(item),

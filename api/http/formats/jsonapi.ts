@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type {
+  AnyJsonApiView,
   JsonApiView,
   Page,
   Related,
@@ -25,7 +26,7 @@ export class Compound<T> {
 
 /** `include` members for a compound document, typed by their view. */
 export function related<T>(view: JsonApiView<T>, items: readonly T[]): Related {
-  return { view: view as JsonApiView<never>, items };
+  return { view, items };
 }
 
 /** `fields[type]=a,b` of the request, per type (JSON:API sparse fieldsets). */
@@ -45,16 +46,16 @@ function sparseFields(req: RequestView): Map<string, Set<string>> {
  * every item of every page, and without sparse fieldsets (the usual case) it keeps the view's
  * attributes object as it is. Members keep the view's order either way.
  */
-function resourceObject(view: JsonApiView<never>, item: unknown, req: RequestView, fields: Map<string, Set<string>>) {
-  const id = view.id(item as never);
+function resourceObject(view: AnyJsonApiView, item: unknown, req: RequestView, fields: Map<string, Set<string>>) {
+  const id = view.id(item);
   const wanted = fields.get(view.type);
-  let attributes = view.attributes(item as never);
+  let attributes = view.attributes(item);
   if (wanted) {
     const kept: Record<string, unknown> = {};
     for (const name of Object.keys(attributes)) if (wanted.has(name)) kept[name] = attributes[name];
     attributes = kept;
   }
-  const linkage = view.relationships?.(item as never);
+  const linkage = view.relationships?.(item);
   const relationships: Record<string, { data: ResourceLinkage }> = {};
   let linked = 0;
   if (linkage)
@@ -80,7 +81,7 @@ function includedObjects(
   const out: ReturnType<typeof resourceObject>[] = [];
   for (const { view, items } of related)
     for (const item of items) {
-      const key = `${view.type}\u0001${view.id(item as never)}`;
+      const key = `${view.type}\u0001${view.id(item)}`;
       if (seen.has(key)) continue;
       seen.add(key);
       out.push(resourceObject(view, item, req, fields));
@@ -89,7 +90,7 @@ function includedObjects(
 }
 
 /** JSON:API 1.1 documents: resource objects with relationships, `included`, links and meta. */
-export function jsonApiSerializer(view: JsonApiView<never>): Serializer {
+export function jsonApiSerializer(view: AnyJsonApiView): Serializer {
   return {
     contentType: 'application/vnd.api+json',
     item: (result, req) => {

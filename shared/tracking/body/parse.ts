@@ -1,5 +1,5 @@
-import { parse as parseJson } from '@hapi/bourne';
-import { BodySyntaxError, type DomainError, invalid } from '../../errors.ts';
+import { type DomainError, invalid } from '../../errors.ts';
+import { decodeUtf8, parseJsonText } from '../../json-text.ts';
 import { datastreamFromJson, trackFromJson } from '../activities/content.ts';
 import type { ActivityBody } from './activity-body.ts';
 import { scanActivityBody } from './scan.ts';
@@ -15,25 +15,14 @@ const STREAM_MESSAGE = 'must be an object keyed by elapsed seconds';
  * DomainError of activities/content.ts, naming each bad sample, for streams that break a rule.
  */
 export function parseActivityBody(bytes: Uint8Array): ActivityBody {
-  return scanActivityBody(bytes, decodeText) ?? parseGeneric(bytes);
+  return scanActivityBody(bytes, decodeUtf8) ?? parseGeneric(bytes);
 }
-
-/** UTF-8 as the JSON body parser reads it: a leading BOM dropped, invalid bytes replaced. */
-const decodeText = (bytes: Uint8Array) => new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
 
 /** JSON.parse, then the streams' rules of activities/content.ts: any body, every problem named. */
 function parseGeneric(bytes: Uint8Array): ActivityBody {
-  const text = decodeText(bytes);
-  if (text.trim() === '') return { body: undefined, datastream: datastreamFromJson(null), track: trackFromJson(null) };
-  let parsed: unknown;
-  try {
-    parsed = parseJson(text, { protoAction: 'error' });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new BodySyntaxError(message, /forbidden prototype property/.test(message));
-  }
-  if (typeof parsed !== 'object' || parsed === null)
-    throw new BodySyntaxError('invalid JSON, only supports object and array');
+  const parsed = parseJsonText(decodeUtf8(bytes));
+  if (parsed === undefined)
+    return { body: undefined, datastream: datastreamFromJson(null), track: trackFromJson(null) };
   if (!isObject(parsed)) return { body: parsed, datastream: datastreamFromJson(null), track: trackFromJson(null) };
   const { datastream, locations, ...body } = parsed;
   const problems = [

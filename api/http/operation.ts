@@ -1,0 +1,139 @@
+import type { Context, Middleware } from 'koa';
+import type { z } from 'zod';
+import type { AppContext } from '../context.ts';
+import { type Access, accessCanRefuse, accessMiddleware, accessSecurity } from './access.ts';
+import { errorResponse } from './error-schemas.ts';
+import type { Serializer } from './formats/format.ts';
+import { negotiate, notAcceptable } from './negotiation.ts';
+import type { HttpMethod } from './openapi.ts';
+import type { CallerResolver, OperationInput, OperationSpec, Representation } from './resource-spec.ts';
+import type { ApiRouter, BodySpec, ResponseSpec } from './route.ts';
+
+/**
+ * One operation of the API, whole: its negotiation, credentials, caller, inputs, handler, the
+ * writing of its result in the chosen media type, its path suffixes and its OpenAPI entry.
+ * Resources (api/http/resource.ts) declare theirs through it; so does an operation that belongs
+ * to no resource (an upload).
+ */
+export interface OperationDeclaration<
+  Q extends z.ZodType,
+  P extends z.ZodType,
+  B extends BodySpec,
+  R,
+  A extends Access,
+  C,
+> {
+  method: HttpMethod;
+  /** Koa path relative to the router prefix. */
+  path: string;
+  params?: P;
+  spec: OperationSpec<Q, P, B, R, A, C>;
+  /** The access when the spec names none (it types the handler's principal and caller). */
+  access: A;
+  caller?: CallerResolver<C>;
+  /** Runs after the credentials, before the body is read (a 404 that costs no upload). */
+  middleware?: Middleware[];
+  tag?: string;
+  /** The documented 404 (item paths, or paths with parameters). */
+  notFound?: string;
+  status?: number;
+  /** The media type of the operation's own success bodies. */
+  contentType: string;
+  /** The format's serializer, when the result is written by it (its alternates are negotiated). */
+  serializer?: Serializer;
+  success: Record<number, ResponseSpec>;
+  write: (ctx: Context, result: R, serializer: Serializer | undefined) => unknown;
+}
+
+type App = Pick<AppContext, 'verifier' | 'db' | 'relay'>;
+
+export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec, R, A extends Access, C>(
+  router: ApiRouter,
+  app: App,
+  d: OperationDeclaration<Q, P, B, R, A, C>,
+): void {
+  const { spec } = d;
+  const access = spec.access ?? d.access;
+  const format = router.errorFormat;
+  const errors: Record<number, ResponseSpec> = {};
+  const refusal = accessCanRefuse(access);
+  if (refusal) errors[401] = errorResponse(format, refusal);
+  if (d.notFound) errors[404] = errorResponse(format, d.notFound);
+  // What the operation can answer: the format's serializer, then its alternates and the
+  // operation's own representations. With more than one, `Accept` chooses (406 when it can't).
+  const serializers = d.serializer ? [d.serializer, ...(d.serializer.alternates ?? [])] : [];
+  const representations = (spec.representations ?? {}) as Record<string, Representation<R>>;
+  const extra = Object.keys(representations);
+  const own = d.serializer ? serializers.map((s) => s.contentType) : extra.length ? [d.contentType] : [];
+  const offered = [...new Set([...own, ...extra])];
+  const negotiates = offered.length > 1;
+  if (negotiates) errors[406] = errorResponse(format, `Accept allows none of ${offered.join(', ')}`);
+  for (const [status, text] of Object.entries(spec.errors ?? {})) errors[Number(status)] = errorResponse(format, text);
+  if (spec.query || spec.body)
+    errors[spec.queryErrorStatus && !spec.body ? spec.queryErrorStatus : 422] ??= errorResponse(
+      format,
+      'Invalid request (each problem names its parameter or field)',
+    );
+  const typed = (responses: Record<number, ResponseSpec>) =>
+    Object.fromEntries(
+      Object.entries(responses).map(([status, r]) => [status, r.schema ? { contentType: d.contentType, ...r } : r]),
+    );
+  const middleware = [...accessMiddleware(app, access), ...(d.middleware ?? [])];
+
+  /** The route at `path`; `only` is the media type its path suffix chooses, whatever Accept says. */
+  const register = (path: string, only?: string) => {
+    const chooses = !only && negotiates;
+    router.add<Q, P, B>({
+      method: d.method,
+      path,
+      summary: only ? `${spec.summary} (${only})` : spec.summary,
+      ...(spec.description ? { description: spec.description } : {}),
+      ...(d.tag ? { tags: [d.tag] } : {}),
+      security: accessSecurity(access),
+      ...(spec.query ? { query: spec.query } : {}),
+      ...(d.params ? { params: d.params } : {}),
+      ...(spec.body ? { body: spec.body } : {}),
+      ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),
+      // Negotiation comes first, as in API Platform: a 406 costs no credential check or query.
+      middleware: [...(chooses ? [acceptable(offered)] : []), ...middleware],
+      responses: only
+        ? { 200: { description: `${spec.summary}, as ${only}`, alternates: { [only]: undefined } }, ...errors }
+        : { ...typed(d.success), ...typed(spec.responses ?? {}), ...errors },
+      handler: async (ctx, input) => {
+        if (d.status) ctx.status = d.status;
+        const principal = ctx.state.principal;
+        const caller = principal && d.caller ? await d.caller(principal) : undefined;
+        // The access middleware ran: a `bearer` operation has its principal (PrincipalFor).
+        const result = await spec.handler({ ...input, principal, caller, ctx } as OperationInput<Q, P, B, A, C>);
+        // The jobs a write stored in the outbox are sent at once, not at the relay's next pass.
+        if (d.method !== 'get' && ctx.status < 400) app.relay.kick();
+        const type = only ?? (chooses ? (negotiate(ctx.get('accept'), offered) ?? d.contentType) : d.contentType);
+        const representation = representations[type];
+        if (representation) {
+          ctx.type = type;
+          ctx.body = await representation(result, ctx);
+          return;
+        }
+        const body = d.write(ctx, result, serializers.find((s) => s.contentType === type) ?? serializers[0]);
+        if (body === undefined) {
+          if (ctx.status === 200 || ctx.status === 404) ctx.status = 204;
+          return;
+        }
+        ctx.body = body;
+        ctx.type = type;
+      },
+    });
+  };
+  // Suffixed paths first: `/activities/{id}.gpx` must be matched before `/activities/{id}`.
+  for (const [suffix, type] of Object.entries(spec.suffixes ?? {})) register(`${d.path}.${suffix}`, type);
+  register(d.path);
+}
+
+/** Refuses a request whose `Accept` allows none of the offered media types; responses vary by it. */
+function acceptable(offered: readonly string[]): Middleware {
+  return async (ctx, next) => {
+    ctx.vary('Accept');
+    if (negotiate(ctx.get('accept'), offered) === undefined) throw notAcceptable(offered);
+    await next();
+  };
+}
