@@ -14,19 +14,38 @@ import { startServerProcess } from './harness.ts';
  * A benchmark exports a factory of its {@link BareRoute} and calls {@link startBareServer} with
  * its own module URL and that export's name: the child process imports the module and serves the
  * route. One server per benchmark run; every benchmark reuses this file.
+ *
+ * GET and HEAD requests reach the route as they arrive; any other method's body is read whole
+ * first and handed to the route as bytes (a POST benchmark parses it there, as the API would).
  */
 
-/** The statement of one request and how its rows become the answer. */
-export interface BareAnswer<Row = Record<string, unknown>> {
-  /** Run through the pool as is: `name` makes it a prepared statement, as in the API. */
-  statement: { name?: string; text: string; values: unknown[] };
-  /** The answer's JSON text, from the statement's rows. */
-  body: (rows: Row[]) => string;
+/**
+ * What one request runs and how the answer is written: either one statement and a serializer of
+ * its rows (the searches), or `run`, several statements (a transaction) on the server's pool,
+ * resolving to the answer's text (tracking-ingest's POST).
+ */
+export type BareAnswer<Row = Record<string, unknown>> = (
+  | {
+      /** Run through the pool as is: `name` makes it a prepared statement, as in the API. */
+      statement: { name?: string; text: string; values: unknown[] };
+      /** The answer's JSON text, from the statement's rows. */
+      body: (rows: Row[]) => string;
+    }
+  | {
+      /** Runs the request's statements itself (taking a client for a transaction); resolves to the answer's text. */
+      run: (pool: pg.Pool) => Promise<string>;
+    }
+) & {
+  /** 200 by default. */
+  status?: number;
   contentType?: string;
-}
+};
 
-/** Maps a request to its statement and serializer; undefined answers 404. */
-export type BareRoute = (url: URL, headers: IncomingHttpHeaders) => BareAnswer<never> | undefined;
+/**
+ * Maps a request to what it runs; undefined answers 404, a throw 400. `body` is the request's
+ * bytes, undefined for GET and HEAD.
+ */
+export type BareRoute = (url: URL, headers: IncomingHttpHeaders, body?: Buffer) => BareAnswer<never> | undefined;
 
 /**
  * Starts the bare server as its own process on a free port, serving the route that
@@ -61,7 +80,7 @@ async function serve(): Promise<void> {
   const mod = (await import(env.BARE_MODULE as string)) as Record<string, () => BareRoute>;
   const factory = mod[env.BARE_EXPORT as string];
   if (typeof factory !== 'function') throw new Error(`${env.BARE_MODULE} exports no ${env.BARE_EXPORT}`);
-  const route = factory() as (url: URL, headers: IncomingHttpHeaders) => BareAnswer | undefined;
+  const route = factory() as (url: URL, headers: IncomingHttpHeaders, body?: Buffer) => BareAnswer | undefined;
   // The API's pool options (shared/db/database.ts), same size.
   const pool = new pg.Pool({
     connectionString: env.BARE_DATABASE_URL,
@@ -76,13 +95,27 @@ async function serve(): Promise<void> {
       res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
       res.end(body);
     };
+    const respond = (body?: Buffer) => {
+      let answer: BareAnswer | undefined;
+      try {
+        answer = route(new URL(req.url ?? '/', base), req.headers, body);
+      } catch (error) {
+        return send(400, JSON.stringify({ error: (error as Error).message }));
+      }
+      if (!answer) return send(404, '{"error":"not found"}');
+      const { status = 200, contentType } = answer;
+      const text =
+        'run' in answer ? answer.run(pool) : pool.query(answer.statement).then((result) => answer.body(result.rows));
+      text.then(
+        (body) => send(status, body, contentType),
+        (error: Error) => send(500, JSON.stringify({ error: error.message })),
+      );
+    };
     if (req.url === '/health') return send(200, '{"status":"ok"}');
-    const answer = route(new URL(req.url ?? '/', base), req.headers);
-    if (!answer) return send(404, '{"error":"not found"}');
-    pool.query(answer.statement).then(
-      (result) => send(200, answer.body(result.rows), answer.contentType),
-      (error: Error) => send(500, JSON.stringify({ error: error.message })),
-    );
+    if (req.method === 'GET' || req.method === 'HEAD') return respond();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => respond(Buffer.concat(chunks)));
   });
   server.keepAliveTimeout = 65_000;
   server.listen(port, '127.0.0.1');

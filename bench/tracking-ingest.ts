@@ -9,15 +9,14 @@ import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
-import { channelBytes, int4ArrayParam, trackToEwkb } from '../shared/tracking/activities/binary.ts';
-import { datastreamFromJson, summariesFromJson, trackFromJson } from '../shared/tracking/activities/content.ts';
-import { deriveActivityFields } from '../shared/tracking/activities/derived.ts';
 import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
+import { startBareServer } from './bare-server.ts';
 import {
   type BenchRequest,
   benchDatabaseUrl,
   combineRounds,
   envNumber,
+  GOAL_BARE_RATIO,
   runAutocannon,
   startApiProcess,
   stopApiProcess,
@@ -33,13 +32,18 @@ import {
   quantile,
   withCpu,
 } from './stats.ts';
+import { type Json, type PlainRows, plainInsert, plainRows } from './tracking-ingest-bare.ts';
 
 /**
- * bench/tracking-ingest: activities with their streams, through the API against plain SQL.
+ * bench/tracking-ingest: activities with their streams, through the API against plain SQL and the
+ * bare server.
  * - ingest: POST /v2/activities of 1-hour activities at 1 Hz (3,600 samples of 8 datatypes and
  *   3,600 GPS points, ~0.6 MB of JSON each) against a plain INSERT of the same rows into the same
- *   tables (activity, track, datastream, channels, outbox row) in one transaction, from the same
- *   number of concurrent clients, alternating in rounds. Goal: API ≥ 0.5 × plain INSERT.
+ *   tables (activity, track, datastream, channels, outbox row) in one transaction (rows built
+ *   before the load), and against the bare server (bench/bare-server.ts) POSTed the same bodies,
+ *   which parses each with JSON.parse, builds its rows and runs the same plain INSERT
+ *   (bench/tracking-ingest-bare.ts); same number of concurrent clients, the three sides
+ *   alternating in rounds. Goals: API ≥ 0.5 × plain INSERT, API ≥ 0.75 × bare.
  * - read: GET /v2/activities/{id} of one 24-hour activity at 1 Hz (86,400 samples) against
  *   reading its rows straight from SQL with the driver's defaults. Goal: a read (the median of
  *   the reads, p99 printed beside it) under 300 ms.
@@ -58,8 +62,6 @@ const GOAL_READ_MS = 300;
 const VARIANTS = 8;
 /** The API process's Redis keys (the outbox relay enqueues the records jobs there): removed at the end. */
 const QUEUE_PREFIX = 'sbbench';
-
-type Json = Record<string, unknown>;
 
 /** An activity at 1 Hz like a watch records one: heart rate, distance, speed, cadence, elevation, calories, rpm, power, GPS. */
 function recording(seconds: number, seed: number): { datastream: Json; locations: Json } {
@@ -101,69 +103,6 @@ function activityBody(userIri: string, seconds: number, seed: number): Json {
   };
 }
 
-/** The rows a POST of `body` stores, as parameters ready for a plain INSERT (prepared outside the timing). */
-function plainRows(body: Json) {
-  const datastream = datastreamFromJson(body.datastream as Json);
-  const track = trackFromJson(body.locations as Json);
-  const summaries = summariesFromJson(body.dataSummaries as Json);
-  const derived = deriveActivityFields({ summaries, datastream, track }, null);
-  return {
-    activity: [
-      body.name,
-      body.startdate,
-      body.duration,
-      JSON.stringify(body.dataSummaries),
-      derived.available_datatypes,
-      derived.latitude,
-      derived.longitude,
-      derived.elevation,
-    ],
-    points: track.elapsed.length,
-    track: trackToEwkb(track),
-    elapsed: int4ArrayParam(datastream.elapsed),
-    channels: [...datastream.channels].map(([id, values]) => [id, channelBytes(values)] as const),
-  };
-}
-
-/** One plain INSERT of an activity's rows, as a transaction of the same statements the store runs. */
-async function plainInsert(pool: pg.Pool, userId: string, rows: ReturnType<typeof plainRows>): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const inserted = await client.query<{ id: string }>(
-      `insert into activities (user_id, sport_id, manual, name, startdate, duration, data_summaries, available_datatypes,
-         track_flag, datastream_flag, latitude, longitude, elevation)
-       values ($1, 121, true, $2, $3, $4, $5, $6, true, true, $7, $8, $9) returning id`,
-      [userId, ...rows.activity],
-    );
-    const id = inserted.rows[0]?.id;
-    await client.query('insert into activity_tracks (activity_id, points, track) values ($1, $2, $3::geometry)', [
-      id,
-      rows.points,
-      rows.track,
-    ]);
-    await client.query('insert into activity_datastreams (activity_id, elapsed) values ($1, $2::int4[])', [
-      id,
-      rows.elapsed,
-    ]);
-    const values = rows.channels.map((_, i) => `($1, $${2 + i * 2}::int, $${3 + i * 2}::bytea)`).join(', ');
-    await client.query(`insert into activity_stream_channels (activity_id, datatype_id, "values") values ${values}`, [
-      id,
-      ...rows.channels.flat(),
-    ]);
-    await client.query(
-      `insert into outbox (queue, job_name, job_id, payload) values ('records', 'activity-changed', $1, $2)`,
-      [`records-${id}-v1`, JSON.stringify({ activityId: id, userId, sportId: 121, version: 1, change: 'created' })],
-    );
-    await client.query('commit');
-  } catch (e) {
-    await client.query('rollback');
-    throw e;
-  } finally {
-    client.release();
-  }
-}
-
 /** Timings (ms) of `n` sequential runs of `task`, sorted. */
 async function timings(n: number, task: () => Promise<unknown>): Promise<Float64Array> {
   const out = new Float64Array(n);
@@ -188,6 +127,7 @@ export async function run(): Promise<{ failed: boolean }> {
   const { db } = createDb(url, 2);
   const pool = new pg.Pool({ connectionString: url, max: SETTINGS.connections + 2 });
   let api: { url: string; child: ChildProcess } | undefined;
+  let bare: { url: string; child: ChildProcess } | undefined;
   let failed = false;
   const previousPrefix = process.env.QUEUE_PREFIX;
   try {
@@ -218,6 +158,13 @@ export async function run(): Promise<{ failed: boolean }> {
     process.env.QUEUE_PREFIX = QUEUE_PREFIX;
     api = await startApiProcess(url, 'tracking', SETTINGS.connections + 2);
     const apiUrl = api.url;
+    bare = await startBareServer(
+      new URL('./tracking-ingest-bare.ts', import.meta.url).href,
+      'bareRoute',
+      url,
+      SETTINGS.connections + 2,
+    );
+    const bareUrl = bare.url;
     const token = await issueOperatorToken(
       db,
       { issuer: api.url, AUTH_AUDIENCE: 'sports-api' },
@@ -240,6 +187,7 @@ export async function run(): Promise<{ failed: boolean }> {
     const rows = hour.map(plainRows);
     const posts: BenchRequest[] = bodies.map((body) => ({ method: 'POST', path: '/v2/activities', headers, body }));
     const postLoad = (durationS: number) => runAutocannon(apiUrl, posts, durationS, SETTINGS.connections);
+    const bareLoad = (durationS: number) => runAutocannon(bareUrl, posts, durationS, SETTINGS.connections);
     log(
       `\n=== ingest: 1-hour activities at 1 Hz: 3,600 samples × 8 datatypes + 3,600 GPS points, ` +
         `${bytes(bodies[0]?.length ?? 0)} of JSON each`,
@@ -250,44 +198,72 @@ export async function run(): Promise<{ failed: boolean }> {
     log(
       `probe: POST → 201, trackFlag ${probeBody.trackFlag}, availableDatatypes ${JSON.stringify(probeBody.availableDatatypes)}`,
     );
-    const plainTask = (i: number) =>
-      plainInsert(pool, account.ldid, rows[i % rows.length] as ReturnType<typeof plainRows>);
+    const bareProbe = await fetch(`${bareUrl}/v2/activities`, { method: 'POST', headers, body: bodies[0] });
+    const bareText = await bareProbe.text();
+    if (bareProbe.status !== 201) throw new Error(`the bare server answered ${bareProbe.status}: ${bareText}`);
+    const bareId = (JSON.parse(bareText) as Json).id;
+    const stored = (
+      await pool.query<{ channels: number; points: number }>(
+        `select (select count(*)::int from activity_stream_channels where activity_id = $1) as channels,
+                (select points from activity_tracks where activity_id = $1) as points`,
+        [bareId],
+      )
+    ).rows[0];
+    log(`probe: bare server → 201 ${bareText}: ${stored?.points} GPS points, ${stored?.channels} channels stored`);
+    const plainTask = (i: number) => plainInsert(pool, account.ldid, rows[i % rows.length] as PlainRows);
     if (SETTINGS.warmupS > 0) {
       await postLoad(SETTINGS.warmupS);
+      await bareLoad(SETTINGS.warmupS);
       await closedLoop(SETTINGS.connections, SETTINGS.warmupS, plainTask);
     }
     const apiPid = api.child.pid ?? 0;
+    const barePid = bare.child.pid ?? 0;
     // Only the backends of the bench database: other work on the machine's PostgreSQL is left out.
     const database = decodeURIComponent(new URL(url).pathname.slice(1));
     const parties = {
       postgres: () => postgresCpuMs(database),
       'api process': () => processCpuMs(apiPid),
+      'bare process': () => processCpuMs(barePid),
       'bench process': () => processCpuMs(process.pid),
     };
     const sliceS = Math.max(1, SETTINGS.durationS / SETTINGS.rounds);
     const apiRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
+    const bareRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
     const sqlRounds: (LoadStats & { cpuPerOp: Record<string, number> })[] = [];
     for (let r = 0; r < SETTINGS.rounds; r++) {
       // Each side starts from the same table sizes.
       await clean();
       apiRounds.push(await withCpu(parties, () => postLoad(sliceS)));
       await clean();
+      bareRounds.push(await withCpu(parties, () => bareLoad(sliceS)));
+      await clean();
       sqlRounds.push(await withCpu(parties, () => closedLoop(SETTINGS.connections, sliceS, plainTask)));
     }
     const viaApi = combineRounds(apiRounds);
+    const viaBare = combineRounds(bareRounds);
     const viaSql = combineRounds(sqlRounds);
     const ratio = viaApi.rps / viaSql.rps;
-    const ingestOk = ratio >= GOAL_INGEST_RATIO && viaApi.errors === 0 && viaSql.errors === 0;
+    const bareRatio = viaApi.rps / viaBare.rps;
+    const errorsOk = viaApi.errors === 0 && viaSql.errors === 0 && viaBare.errors === 0;
+    const sqlOk = ratio >= GOAL_INGEST_RATIO;
+    const bareOk = bareRatio >= GOAL_BARE_RATIO;
+    const ingestOk = sqlOk && bareOk && errorsOk;
     log(
       `plain INSERT: ${fmt(viaSql.rps)} activities/s  p50 ${fmt(viaSql.p50)} ms  p99 ${fmt(viaSql.p99)} ms  (${viaSql.count} ok, ${viaSql.errors} errors)`,
     );
     log(`     CPU ms per activity: ${cpuText(viaSql.cpuPerOp)}`);
     log(
+      `bare POST:    ${fmt(viaBare.rps)} activities/s  p50 ${fmt(viaBare.p50)} ms  p99 ${fmt(viaBare.p99)} ms  (${viaBare.count} ok, ${viaBare.errors} errors)`,
+    );
+    log(`     CPU ms per activity: ${cpuText(viaBare.cpuPerOp)}`);
+    log(
       `API POST:     ${fmt(viaApi.rps)} activities/s  p50 ${fmt(viaApi.p50)} ms  p99 ${fmt(viaApi.p99)} ms  (${viaApi.count} ok, ${viaApi.errors} errors)`,
     );
     log(`     CPU ms per activity: ${cpuText(viaApi.cpuPerOp)}`);
     log(
-      `ingest ratio API/plain INSERT ${fmt(ratio * 100, 0)} % (goal ≥ ${GOAL_INGEST_RATIO * 100} %): ${ingestOk ? 'PASS' : 'FAIL'}`,
+      `ingest API/bare ${fmt(bareRatio * 100, 0)} % (goal ≥ ${GOAL_BARE_RATIO * 100} %): ${bareOk ? 'PASS' : 'FAIL'}; ` +
+        `API/plain INSERT ${fmt(ratio * 100, 0)} % (goal ≥ ${GOAL_INGEST_RATIO * 100} %): ${sqlOk ? 'PASS' : 'FAIL'}; ` +
+        `bare/plain INSERT ${fmt((viaBare.rps / viaSql.rps) * 100, 0)} %${errorsOk ? '' : '; ERRORS'}`,
     );
     await clean();
 
@@ -350,7 +326,12 @@ export async function run(): Promise<{ failed: boolean }> {
     failed = !(ingestOk && readOk);
     log(`\n=== summary (load average now ${loadavg()[0]?.toFixed(1)})`);
     log(
-      `ingest  API ${fmt(viaApi.rps)}/s p99 ${fmt(viaApi.p99, 0)} ms | plain INSERT ${fmt(viaSql.rps)}/s p99 ${fmt(viaSql.p99, 0)} ms | ratio ${fmt(ratio * 100, 0)} % ${ingestOk ? 'PASS' : 'FAIL'}`,
+      `goals: ingest API/bare ≥ ${GOAL_BARE_RATIO * 100} %, API/plain INSERT ≥ ${GOAL_INGEST_RATIO * 100} %; read p50 < ${GOAL_READ_MS} ms`,
+    );
+    log(
+      `ingest  API ${fmt(viaApi.rps)}/s p99 ${fmt(viaApi.p99, 0)} ms | bare ${fmt(viaBare.rps)}/s p99 ${fmt(viaBare.p99, 0)} ms | ` +
+        `plain INSERT ${fmt(viaSql.rps)}/s p99 ${fmt(viaSql.p99, 0)} ms | API/bare ${fmt(bareRatio * 100, 0)} % ${bareOk ? 'PASS' : 'FAIL'} | ` +
+        `API/plain INSERT ${fmt(ratio * 100, 0)} % ${sqlOk ? 'PASS' : 'FAIL'}${errorsOk ? '' : ' | ERRORS'}`,
     );
     log(
       `read    API p50 ${fmt(quantile(a, 0.5), 0)} ms p99 ${fmt(quantile(a, 0.99), 0)} ms | SQL p50 ${fmt(quantile(s, 0.5), 0)} ms p99 ${fmt(quantile(s, 0.99), 0)} ms | ${readOk ? 'PASS' : 'FAIL'}`,
@@ -358,6 +339,7 @@ export async function run(): Promise<{ failed: boolean }> {
     await clean();
   } finally {
     if (api) await stopApiProcess(api.child);
+    if (bare) await stopApiProcess(bare.child);
     if (previousPrefix === undefined) delete process.env.QUEUE_PREFIX;
     else process.env.QUEUE_PREFIX = previousPrefix;
     await removeQueueKeys();
