@@ -8,14 +8,12 @@ import { ensureDatabase } from '../shared/db/create-database.ts';
 import { createDb, type Db } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
-import { type ActivityContent, DATATYPE, emptyDatastream, emptyTrack } from '../shared/tracking/activities/data.ts';
-import { createActivity } from '../shared/tracking/activities/store.ts';
-import { bestEfforts, type RecordRules } from '../shared/tracking/records/best-efforts.ts';
+import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { loadRecordWays } from '../shared/tracking/records/records-store.ts';
-import { DEFAULT_RECORDS_SETTINGS } from '../shared/tracking/records/settings.ts';
 import { benchDatabaseUrl, envNumber, ROOT, startApiProcess, stopApiProcess } from './harness.ts';
-import { prng } from './places-data.ts';
 import { quantile } from './stats.ts';
+import { computeBench, loopChecksum } from './tracking-records-compute.ts';
+import { benchUser, loadActivities, RUNNING, runSamples } from './tracking-records-data.ts';
 
 /**
  * bench/tracking-records (docs/tracking-records.md, "Benchmark"):
@@ -37,236 +35,11 @@ const SETTINGS = {
   workers: Math.max(1, Math.round(envNumber('BENCH_RECORDS_WORKERS', 2))),
   parts: (process.env.BENCH_RECORDS_PARTS ?? 'compute,latency,recompute').split(','),
 };
-const GOAL_RATIO = 20;
 const GOAL_P95_MS = 1000;
 /** Bump when the stored activities' generator changes: the data is reloaded. */
 const GENERATOR = 'records-v1';
-const RUNNING = 121;
 
-// ---- Activities like the ones watches record ----
-
-interface Samples {
-  elapsed: Int32Array;
-  distance: Float64Array;
-  latitude: Float64Array;
-  longitude: Float64Array;
-  elevation: Float64Array;
-}
-
-/**
- * A run at 1 Hz: 3.2 m/s on average with slow changes of pace (±8 % over 10 minutes, ±5 % over
- * a minute and a half: terrain, fatigue), 0.4 m/s of noise each second, a 30-second stop every
- * 10 minutes (traffic lights), a slowly turning heading, and 0.3 m of position noise on the track
- * (what a watch's filtered GPS gives). `uniform`: the speed drawn each second from 2.5-4 m/s and
- * nothing else, the least favourable case for the pruning of the distance records (every stretch
- * of a given length lasts about as long as any other).
- */
-function runSamples(seconds: number, seed: number, uniform = false): Samples {
-  const random = prng(seed);
-  const n = seconds + 1;
-  const s: Samples = {
-    elapsed: new Int32Array(n),
-    distance: new Float64Array(n),
-    latitude: new Float64Array(n),
-    longitude: new Float64Array(n),
-    elevation: new Float64Array(n),
-  };
-  let lat = 45 + random();
-  let lon = 6 + random();
-  let total = 0;
-  let heading = random() * 2 * Math.PI;
-  const phase = random() * 1000;
-  for (let i = 0; i < n; i++) {
-    let v = 0;
-    if (i > 0) {
-      if (uniform) v = 2.5 + random() * 1.5;
-      else if ((i + phase) % 600 >= 30)
-        v = Math.max(
-          0,
-          3.2 * (1 + 0.08 * Math.sin((i + phase) / 600) + 0.05 * Math.sin((i + phase) / 97)) + (random() - 0.5) * 0.8,
-        );
-    }
-    heading += (random() - 0.5) * 0.1;
-    lat += (v * Math.cos(heading)) / 111_195;
-    lon += (v * Math.sin(heading)) / (111_195 * Math.cos((lat * Math.PI) / 180));
-    total += v;
-    s.elapsed[i] = i;
-    s.distance[i] = total;
-    const jitter = uniform ? 0 : 0.3 / 111_195;
-    s.latitude[i] = lat + (random() - 0.5) * jitter;
-    s.longitude[i] = lon + (random() - 0.5) * jitter;
-    s.elevation[i] = 100 + 20 * Math.sin(i / 900);
-  }
-  return s;
-}
-
-function content(s: Samples, source: 'stream' | 'track'): ActivityContent {
-  return {
-    sportId: RUNNING,
-    name: null,
-    startdate: new Date(),
-    duration: s.elapsed.length - 1,
-    summaries: new Map([
-      [DATATYPE.DISTANCE, s.distance.at(-1) as number],
-      [DATATYPE.DURATION, s.elapsed.length - 1],
-    ]),
-    datastream:
-      source === 'stream'
-        ? { elapsed: s.elapsed, channels: new Map([[DATATYPE.DISTANCE as number, s.distance]]) }
-        : emptyDatastream(),
-    track:
-      source === 'track'
-        ? { elapsed: s.elapsed, latitude: s.latitude, longitude: s.longitude, elevation: s.elevation }
-        : emptyTrack(),
-  };
-}
-
-// ---- 1. computation against a bare loop ----
-
-let sink = 0;
-function sumStream(s: Samples): void {
-  let x = 0;
-  const { elapsed, distance } = s;
-  for (let i = 0; i < elapsed.length; i++) x += (elapsed[i] as number) + (distance[i] as number);
-  sink += x;
-}
-function sumTrack(s: Samples): void {
-  let x = 0;
-  const { elapsed, latitude, longitude } = s;
-  for (let i = 0; i < elapsed.length; i++)
-    x += (elapsed[i] as number) + (latitude[i] as number) + (longitude[i] as number);
-  sink += x;
-}
-
-/** CPU milliseconds per call of `f`, over calls lasting about `budgetMs` in all. */
-function cpuPerCall(f: () => void, budgetMs: number): number {
-  let calls = 1;
-  for (;;) {
-    const before = process.cpuUsage();
-    for (let i = 0; i < calls; i++) f();
-    const used = process.cpuUsage(before);
-    const ms = (used.user + used.system) / 1000;
-    if (ms >= budgetMs || calls > 1e7) return ms / calls;
-    calls *= ms < budgetMs / 20 ? 10 : 2;
-  }
-}
-
-function computeBench(log: (s: string) => void): boolean {
-  const rules: RecordRules = {
-    recordWays: new Map([
-      [DATATYPE.DISTANCE, 1],
-      [DATATYPE.DURATION, 1],
-    ]),
-    family: DEFAULT_RECORDS_SETTINGS.families.running ?? null,
-  };
-  log('\n--- 1. records of one activity vs a loop summing the arrays it reads (CPU time, median of rounds)');
-  log('activity          source  samples  records ms  loop ms   ratio  goal');
-  let ok = true;
-  for (const [label, seconds, uniform] of [
-    ['1 h', 3600, false],
-    ['24 h', 86_400, false],
-    ['1 h uniform', 3600, true],
-    ['24 h uniform', 86_400, true],
-  ] as const) {
-    const samples = runSamples(seconds, 7 + seconds, uniform);
-    for (const source of ['stream', 'track'] as const) {
-      const c = content(samples, source);
-      const efforts = bestEfforts(c, rules);
-      if (!efforts.some((e) => e.type === 'distance.10000m')) throw new Error(`${label} ${source}: no 10 km time`);
-      const sum = source === 'stream' ? () => sumStream(samples) : () => sumTrack(samples);
-      const ratios: number[] = [];
-      const records: number[] = [];
-      const loops: number[] = [];
-      for (let r = 0; r < SETTINGS.rounds; r++) {
-        const loop = cpuPerCall(sum, 200);
-        const rec = cpuPerCall(() => void bestEfforts(c, rules), 200);
-        loops.push(loop);
-        records.push(rec);
-        ratios.push(rec / loop);
-      }
-      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number;
-      const ratio = median(ratios);
-      // The uniform runs show the least favourable case; the goal is on the runs watches record.
-      const pass = ratio <= GOAL_RATIO;
-      if (!uniform) ok &&= pass;
-      log(
-        `${label.padEnd(17)} ${source.padEnd(7)} ${String(samples.elapsed.length).padStart(7)} ${median(records).toFixed(3).padStart(11)} ${median(loops).toFixed(3).padStart(8)} ${ratio.toFixed(1).padStart(7)}  ${uniform ? '(info)' : pass ? 'PASS' : 'FAIL'}`,
-      );
-    }
-  }
-  return ok;
-}
-
-// ---- the stored data and the processes ----
-
-async function benchUser(db: Db, label: string): Promise<{ accountId: string; ldid: string }> {
-  const account = await db
-    .insertInto('accounts')
-    .values({
-      email: `bench-records-${label}-${Date.now()}@example.test`,
-      first_name: 'Bench',
-      last_name: label,
-      roles: ['user'],
-    })
-    .returning(['id', 'ldid'])
-    .executeTakeFirstOrThrow();
-  await db
-    .insertInto('tracking_users')
-    .values({
-      id: account.ldid,
-      account_id: account.id,
-      one_id: null,
-      gender: null,
-      language: null,
-      country: null,
-      image_url: null,
-      birth_date: null,
-      schedule_delete: null,
-    })
-    .execute();
-  return { accountId: account.id, ldid: account.ldid };
-}
-
-/** 10,000 activities of 15 minutes, half with a distance stream and half with a track only, 100 users. */
-async function loadActivities(db: Db, count: number, log: (s: string) => void): Promise<void> {
-  const started = Date.now();
-  await sql`truncate activities cascade`.execute(db);
-  const users: string[] = [];
-  for (let u = 0; u < Math.max(1, Math.ceil(count / 100)); u++) users.push((await benchUser(db, `load${u}`)).ldid);
-  const random = prng(3);
-  for (let done = 0; done < count; ) {
-    const batch = Math.min(200, count - done);
-    const lengths = Array.from({ length: batch }, () => 600 + Math.floor(random() * 600));
-    // Through the activities' own store (one transaction each), a few at a time.
-    for (let k = 0; k < batch; k += 4)
-      await Promise.all(
-        lengths.slice(k, k + 4).map((seconds, m) => {
-          const i = done + k + m;
-          const withStream = i % 2 === 0;
-          const c = content(runSamples(seconds, 100 + i), withStream ? 'stream' : 'track');
-          c.startdate = new Date(Date.UTC(2025, 0, 1) + i * 3_600_000);
-          const userId = users[i % users.length] as string;
-          return createActivity(db, userId, {
-            userId,
-            userDeviceId: null,
-            connectorId: null,
-            comment: null,
-            userSession: null,
-            images: [],
-            tags: null,
-            location: null,
-            content: c,
-          });
-        }),
-      );
-    done += batch;
-    if (done % 2000 === 0 || done === count) log(`  ${done}/${count} activities loaded`);
-  }
-  // The activity-changed jobs of the load: the recomputation below does their work.
-  await db.deleteFrom('outbox').where('queue', '=', 'records').execute();
-  await sql`vacuum analyze activities`.execute(db);
-  log(`data: ${count} activities loaded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-}
+// ---- the records worker process ----
 
 function startWorkerProcess(databaseUrl: string): ChildProcess {
   return spawn(process.execPath, ['workers/main.ts'], {
@@ -482,7 +255,7 @@ export async function run(): Promise<{ failed: boolean }> {
     `tracking-records benchmark: parts ${SETTINGS.parts.join(', ')}; ${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(1)}`,
   );
   let failed = false;
-  if (SETTINGS.parts.includes('compute') && !computeBench(log)) failed = true;
+  if (SETTINGS.parts.includes('compute') && !computeBench(log, SETTINGS.rounds)) failed = true;
   if (!SETTINGS.parts.includes('latency') && !SETTINGS.parts.includes('recompute')) return { failed };
   log(`database: ${url.replace(/\/\/[^@]*@/, '//')}`);
   await ensureDatabase(url);
@@ -496,6 +269,6 @@ export async function run(): Promise<{ failed: boolean }> {
   } finally {
     await db.destroy();
   }
-  log(`(checksum ${sink > 0 ? 'ok' : 'zero'})`);
+  log(`(checksum ${loopChecksum() > 0 ? 'ok' : 'zero'})`);
   return { failed };
 }
