@@ -11,6 +11,7 @@ import {
 } from '../../shared/catalogue/sports.ts';
 import type { JsonApiView } from '../http/formats/format.ts';
 import { Compound, related } from '../http/formats/jsonapi.ts';
+import { acceptLanguageHeader } from '../http/locale-header.ts';
 import { Resource } from '../http/resource.ts';
 import { ApiRouter } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
@@ -155,6 +156,7 @@ export const catalogueService: ServiceModule = {
     })
       .list({
         summary: 'Search the sports catalogue',
+        headers: acceptLanguageHeader,
         description: `Filters combine (AND). Every parameter error is a 404 naming the parameter (the spec's rule for search errors). Pages: \`page[number]\`, \`page[size]\` (default ${CATALOGUE_PAGE.default}, max ${CATALOGUE_PAGE.max}). ${LOCALE_NOTE}`,
         query: sportSearch,
         queryErrorStatus: 404,
@@ -175,6 +177,7 @@ export const catalogueService: ServiceModule = {
       })
       .get({
         summary: 'One sport, by id or slug, with its children',
+        headers: acceptLanguageHeader,
         description: `\`include=children,parent\` adds them to \`included\`; a bad parameter is a 400. ${LOCALE_NOTE}`,
         query: z.object({ include: include('children', 'parent') }),
         queryErrorStatus: 400,
@@ -199,6 +202,7 @@ export const catalogueService: ServiceModule = {
     })
       .list({
         summary: 'Sport groups',
+        headers: acceptLanguageHeader,
         description: `\`include=sports\` adds their sports. Pages: \`page[number]\`, \`page[size]\` (default ${CATALOGUE_PAGE.default}); a bad parameter is a 400. ${LOCALE_NOTE}`,
         query: z.object({ include: include('sports'), ...paging }),
         queryErrorStatus: 400,
@@ -215,6 +219,7 @@ export const catalogueService: ServiceModule = {
       })
       .get({
         summary: 'One sport group, by slug or id',
+        headers: acceptLanguageHeader,
         description: `\`include=sports\` adds its sports; a bad parameter is a 400. ${LOCALE_NOTE}`,
         query: z.object({ include: include('sports') }),
         queryErrorStatus: 400,

@@ -91,6 +91,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       ...(d.tag ? { tags: [d.tag] } : {}),
       security: accessSecurity(access),
       ...(spec.query ? { query: spec.query } : {}),
+      ...(spec.headers ? { headers: spec.headers } : {}),
       ...(d.params ? { params: d.params } : {}),
       ...(spec.body ? { body: spec.body } : {}),
       ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),

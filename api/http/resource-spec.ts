@@ -57,6 +57,8 @@ export interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B exten
   summary: string;
   description?: string;
   query?: Q;
+  /** Request headers that change the answer (`Accept-Language`): validated and documented. */
+  headers?: z.ZodObject;
   /** A JSON schema (read within BODY_LIMIT), or the operation's inputs per media type (api/http/inputs.ts). */
   body?: B;
   /** Overrides the resource's read or write access. */

@@ -9,7 +9,8 @@ import { parseInput } from './validate.ts';
 /** A body an operation takes: one JSON schema, or its inputs per media type (api/http/inputs.ts). */
 export type BodySpec = z.ZodType | BodyInputs<unknown>;
 
-export type Security = 'bearer' | 'apiKey';
+/** The credentials an operation takes, as /openapi.json's security schemes name them (api/http/openapi.ts). */
+export type Security = 'bearer' | 'apiKey' | 'basic';
 
 export interface ResponseSpec {
   description: string;
@@ -30,6 +31,10 @@ export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends B
   security?: Security[];
   query?: Q;
   params?: P;
+  /** Request headers that change the answer (`Accept-Language`): validated and documented. */
+  headers?: z.ZodObject;
+  /** The operation's name in generated clients; derived from the method and path when unset. */
+  operationId?: string;
   /** A JSON schema (read in any JSON media type, within BODY_LIMIT), or the operation's inputs. */
   body?: B;
   /** Status for an invalid query (422 unless a spec says otherwise). */
@@ -92,6 +97,7 @@ export class ApiRouter {
     const handler: Middleware = async (ctx) => {
       const query = spec.query ? parseInput(spec.query, ctx.query, 'query', spec.queryErrorStatus) : undefined;
       const params = spec.params ? parseInput(spec.params, ctx.params, 'params', 404) : undefined;
+      if (spec.headers) parseInput(spec.headers, ctx.headers, 'headers', 400);
       // Read after the credentials (the route's middleware): an unknown caller's body costs nothing.
       const read = inputs ? await readBody(ctx, inputs, this.#bodyLimitBytes) : undefined;
       const body = unwrap ? (read as { value: unknown }).value : read;
@@ -117,7 +123,9 @@ export class ApiRouter {
       };
       responses[status] = { description: r.description, ...(Object.keys(content).length ? { content } : {}) };
     }
-    this.#registry.add(`${this.prefix}${spec.path}`, spec.method, {
+    const path = `${this.prefix}${spec.path}`;
+    this.#registry.add(path, spec.method, {
+      operationId: spec.operationId ?? operationIdOf(spec.method, path),
       summary: spec.summary,
       ...(spec.description ? { description: spec.description } : {}),
       tags: spec.tags ?? [this.#tag],
@@ -125,6 +133,7 @@ export class ApiRouter {
       requestParams: {
         ...(spec.query instanceof z.ZodObject ? { query: spec.query } : {}),
         ...(spec.params instanceof z.ZodObject ? { path: spec.params } : {}),
+        ...(spec.headers ? { header: spec.headers } : {}),
       },
       ...(inputs
         ? {
@@ -139,4 +148,25 @@ export class ApiRouter {
       responses,
     });
   }
+}
+
+/**
+ * `getV2ActivitiesById` for GET /v2/activities/{id}: the method, then each path segment in
+ * camelCase, a parameter as `By<Name>` and a suffix (`{id}.gpx`) as its own word; unique as the
+ * paths are, stable as long as the path is.
+ */
+export function operationIdOf(method: HttpMethod, path: string): string {
+  const word = (w: string) => (w ? w[0]?.toUpperCase() + w.slice(1) : '');
+  const words = path
+    .split(/[/.]/)
+    .filter(Boolean)
+    .map((segment) => {
+      const param = /^[:*]([A-Za-z0-9_]+)$/.exec(segment);
+      const name = (param?.[1] ?? segment)
+        .split(/[^A-Za-z0-9]+/)
+        .map(word)
+        .join('');
+      return param ? `By${name}` : name;
+    });
+  return `${method}${words.join('')}`;
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { type FieldError, HttpError } from './errors.ts';
 
-export type InputLocation = 'query' | 'params' | 'body';
+export type InputLocation = 'query' | 'params' | 'body' | 'headers';
 
 export function issuesToFieldErrors(location: InputLocation, issues: readonly z.core.$ZodIssue[]): FieldError[] {
   return issues.map((issue) => ({ path: fieldPath(location, issue.path), message: issue.message }));

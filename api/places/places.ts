@@ -10,6 +10,7 @@ import {
   updatePlaceAs,
 } from '../../shared/places/place-service.ts';
 import type { AppContext } from '../context.ts';
+import { acceptLanguageHeader } from '../http/locale-header.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { acceptLanguage, DELETED, readLocaleOf } from './common.ts';
@@ -78,6 +79,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       path: '/pending',
       access: 'bearer',
       summary: "What of the caller's awaits moderation",
+      headers: acceptLanguageHeader,
       description:
         "Places the token's user added that staff have not approved or rejected yet, and approved places carrying the user's pending edit (in `pending_edits`), most recently submitted first. Staff may pass `all=true` to list everyone's (the moderation queue).",
       query: z.object({ all: z.enum(['true', 'false']).optional() }),
@@ -86,12 +88,14 @@ export function placesResource(router: ApiRouter, app: AppContext) {
     })
     .get({
       summary: 'One place by uuid or slug',
+      headers: acceptLanguageHeader,
       description:
         "Approved places are public. A pending or rejected place is shown only to its creator and to staff (send the token); others get 404. `notes` is in the Accept-Language locale, else en. `pending_edits` lists the changes waiting for staff: the caller's own, every one for staff, none for others.",
       handler: ({ params, ctx, caller }) => placeFeature(db, config, params.place_id, caller, readLocaleOf(ctx)),
     })
     .create({
       summary: 'Add a place (variant A: external_place_id; variant B: geometry, name, country)',
+      headers: acceptLanguageHeader,
       description: [
         'Variant B creates a place from an RFC 7946 Point, LineString or Polygon ([lng, lat] order), a name and a 2-letter ISO country; city and province default to the nearest city of the offline dataset.',
         "Variant A (only external_place_id): no external provider is configured, so it adds the activities to the place already stored with that external_place_id (200): the approved one, else the caller's own pending one; 422 when there is none. Notes sent this way on an approved place wait for staff as a pending edit.",
@@ -114,6 +118,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       // PUT is the listed method; some descriptions of the spec show POST on this path: same route.
       methods: ['put', 'post'],
       summary: 'Update a place (contact, address, name, notes, featured)',
+      headers: acceptLanguageHeader,
       description: [
         'The creator and staff may change every field. `featured` and `partner` may only be changed by partner accounts (403 for anyone else, the creator included); partners may change only those two on places they did not create.',
         "Staff changes apply at once, and so do the creator's while the place is pending or rejected. The creator's changes of an approved place (every field but `featured` and `partner`, notes included) wait for staff: the approved version stays public and the answer shows the change in `pending_edits` (a later change merges into it) until staff approve or reject it.",
@@ -142,6 +147,7 @@ export function placesResource(router: ApiRouter, app: AppContext) {
       method: 'post',
       path: `/${action}`,
       summary: `Moderation: ${action} a place (staff only)`,
+      headers: acceptLanguageHeader,
       description:
         action === 'approve'
           ? 'Approves what waits on the place: it becomes approved (and appears in search) and its pending edits are applied. With pending edits, `revision` is required: the newest `pending_edits[].revision` reviewed (an edit changed since is a 409, never applied unseen). 409 when another approved place has its external_place_id. Any status may be changed again.'

@@ -1,0 +1,89 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import test from 'ava';
+import { startTrackingApi } from './helpers/tracking.ts';
+
+// The integrator's path, as docs/examples/generated-client/ documents it: types generated from
+// the live /openapi.json with openapi-typescript, the client compiled with `strict`, then run
+// against the API through openapi-fetch. No type is written by hand.
+
+const run = promisify(execFile);
+const ROOT = path.join(import.meta.dirname, '..');
+const EXAMPLE = path.join(ROOT, 'docs/examples/generated-client');
+const bin = (name: string) => path.join(ROOT, 'node_modules/.bin', name);
+
+const api = await startTrackingApi();
+test.after.always(() => api.close());
+
+test('every operation has a unique operationId; the security schemes are the real ones', async (t) => {
+  const doc = (await (await api.fetch('/openapi.json')).json()) as {
+    paths: Record<string, Record<string, { operationId?: string; parameters?: { in: string; name: string }[] }>>;
+    components: { securitySchemes: Record<string, { type: string; openIdConnectUrl?: string }> };
+  };
+  const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+  t.true(ids.length > 100);
+  t.false(ids.includes(undefined));
+  t.is(new Set(ids).size, ids.length);
+  t.is(doc.paths['/v2/activities/{id}']?.get?.operationId, 'getV2ActivitiesById');
+  t.is(doc.paths['/v2/activities/{id}.gpx']?.get?.operationId, 'getV2ActivitiesByIdGpx');
+  const schemes = doc.components.securitySchemes;
+  t.deepEqual(Object.keys(schemes).sort(), ['apiKey', 'basic', 'bearer', 'openIdConnect']);
+  t.is(schemes.openIdConnect?.openIdConnectUrl, `${api.config.PUBLIC_URL}/.well-known/openid-configuration`);
+  // Accept-Language is declared where it changes the answer.
+  const headers = (p: string, m: string) =>
+    (doc.paths[p]?.[m]?.parameters ?? []).filter((x) => x.in === 'header').map((x) => x.name);
+  t.deepEqual(headers('/sports', 'get'), ['accept-language']);
+  t.deepEqual(headers('/api/v1/places/{place_id}', 'get'), ['accept-language']);
+  t.deepEqual(headers('/v2/activities', 'get'), []);
+});
+
+test('a client generated from /openapi.json compiles strictly and calls the API', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'sb-client-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  for (const file of ['generate.ts', 'client.ts']) await copyFile(path.join(EXAMPLE, file), path.join(dir, file));
+  await symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  await writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+  await writeFile(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2024',
+        lib: ['es2024', 'dom'],
+        allowImportingTsExtensions: true,
+        verbatimModuleSyntax: true,
+        skipLibCheck: true,
+        types: ['node'],
+      },
+      files: ['client.ts', 'schema.ts'],
+    }),
+  );
+  const node = (args: string[], env: Record<string, string> = {}) =>
+    run(process.execPath, args, { cwd: dir, env: { ...process.env, ...env }, timeout: 60_000 });
+  await node(['generate.ts', `${api.url}/openapi.json`, 'schema.ts']);
+  // Strict, with the generated types as the only types of the API.
+  await t.notThrowsAsync(run(bin('tsc'), ['-p', dir], { cwd: dir, timeout: 120_000 }));
+
+  const user = await api.user();
+  const { stdout } = await node(['client.ts'], {
+    BASE_URL: api.url,
+    TOKEN: user.token,
+    KEY: api.apiKey,
+    USER_IRI: `/v2/users/${user.ldid}`,
+    GPX_FILE: path.join(ROOT, 'test/fixtures/tracking/apps/strava-like-run.gpx'),
+  });
+  const out = JSON.parse(stdout) as Record<string, Record<string, unknown>>;
+  t.like(out.places, { status: 200 });
+  t.is(typeof out.places?.count, 'number');
+  t.like(out.sports, { status: 200 });
+  t.like(out.created, { status: 201, name: 'Morning run' });
+  t.like(out.read, { status: 200, name: 'Morning run', duration: 3 });
+  t.like(out.imported, { status: 201, name: 'Imported run' });
+  t.like(out.gpx, { status: 200, starts: '<?xml' });
+});
