@@ -38,6 +38,12 @@ test('every operation has a unique operationId; the security schemes are the rea
   t.deepEqual(headers('/sports', 'get'), ['accept-language']);
   t.deepEqual(headers('/api/v1/places/{place_id}', 'get'), ['accept-language']);
   t.deepEqual(headers('/v2/activities', 'get'), []);
+  // The login's own endpoints are listed, PKCE and nonce on the authorization request.
+  for (const p of ['/authorize', '/token', '/oauth/revoke', '/jwks', '/.well-known/openid-configuration'])
+    t.truthy(doc.paths[p], p);
+  const authorize = (doc.paths['/authorize']?.get?.parameters ?? []).map((x) => x.name);
+  for (const name of ['code_challenge', 'code_challenge_method', 'nonce', 'state', 'redirect_uri'])
+    t.true(authorize.includes(name), name);
 });
 
 test('a client generated from /openapi.json compiles strictly and calls the API', async (t) => {

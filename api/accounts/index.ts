@@ -3,6 +3,7 @@ import { accountPagesRouter } from './account-pages.ts';
 import { accountsAdminRouter } from './admin.ts';
 import { clientsRouter } from './clients.ts';
 import { loginPagesRouter } from './login-pages.ts';
+import { documentProviderEndpoints } from './oidc-openapi.ts';
 import { createProvider, providerRouter } from './provider.ts';
 import { trackingRouter } from './tracking.ts';
 
@@ -30,6 +31,7 @@ export const accountsService: ServiceModule = {
   ],
   routers: async (ctx) => {
     const provider = await createProvider(ctx.db, ctx.config, ctx.verifier, ctx.logger);
+    documentProviderEndpoints(ctx.registry);
     return [
       providerRouter(provider),
       trackingRouter(ctx, provider),
