@@ -42,9 +42,11 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   const health = healthRouter({
     pool: ctx.pool,
     redis: ctx.redis,
-    registry: metrics.registry,
+    metrics: metrics.registry,
+    registry: ctx.registry,
+    bodyLimitBytes: config.bodyLimitBytes,
     isShuttingDown: options.isShuttingDown ?? (() => false),
-  });
+  }).router;
   const docs = docsRouter(ctx).router;
 
   app.use(requestLog(ctx.logger));

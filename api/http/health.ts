@@ -1,30 +1,72 @@
-import Router from '@koa/router';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Registry } from 'prom-client';
+import { z } from 'zod';
 import { pingDb } from '../../shared/db/database.ts';
 import { pingRedis } from '../../shared/queue/connection.ts';
+import type { OpenApiRegistry } from './openapi.ts';
+import { ApiRouter } from './route.ts';
 
-/** Liveness, readiness and metrics: the operator's endpoints. */
-export function healthRouter(deps: { pool: pg.Pool; redis: Redis; registry: Registry; isShuttingDown: () => boolean }) {
-  const router = new Router();
-  router.get('/health', (ctx) => {
-    ctx.body = { status: 'ok' };
+const readiness = z
+  .object({
+    status: z.enum(['ready', 'unavailable']),
+    checks: z.object({ postgres: z.enum(['up', 'down']), redis: z.enum(['up', 'down']) }),
+    shuttingDown: z.literal(true).optional(),
+  })
+  .meta({ id: 'Readiness' });
+
+/** Liveness, readiness and metrics: the operator's endpoints (docs/operations.md). */
+export function healthRouter(deps: {
+  pool: pg.Pool;
+  redis: Redis;
+  metrics: Registry;
+  registry: OpenApiRegistry;
+  bodyLimitBytes: number;
+  isShuttingDown: () => boolean;
+}): ApiRouter {
+  const router = new ApiRouter({
+    prefix: '',
+    errorFormat: 'problem',
+    registry: deps.registry,
+    bodyLimitBytes: deps.bodyLimitBytes,
+    tag: 'operations',
   });
-  router.get('/ready', async (ctx) => {
-    const [postgres, redis] = await Promise.all([pingDb(deps.pool), pingRedis(deps.redis)]);
-    const ready = postgres && redis && !deps.isShuttingDown();
-    ctx.status = ready ? 200 : 503;
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = {
-      status: ready ? 'ready' : 'unavailable',
-      checks: { postgres: postgres ? 'up' : 'down', redis: redis ? 'up' : 'down' },
-      ...(deps.isShuttingDown() ? { shuttingDown: true } : {}),
-    };
-  });
-  router.get('/metrics', async (ctx) => {
-    ctx.type = deps.registry.contentType;
-    ctx.body = await deps.registry.metrics();
-  });
-  return router;
+  return router
+    .add({
+      method: 'get',
+      path: '/health',
+      summary: 'Liveness: the process answers',
+      responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+      handler: () => ({ status: 'ok' }),
+    })
+    .add({
+      method: 'get',
+      path: '/ready',
+      summary: 'Readiness: PostgreSQL and Redis answer and the process is not shutting down',
+      responses: {
+        200: { description: 'Ready', schema: readiness },
+        503: { description: 'Not ready: what is down', schema: readiness },
+      },
+      handler: async (ctx) => {
+        const [postgres, redis] = await Promise.all([pingDb(deps.pool), pingRedis(deps.redis)]);
+        const ready = postgres && redis && !deps.isShuttingDown();
+        ctx.status = ready ? 200 : 503;
+        ctx.set('Cache-Control', 'no-store');
+        return {
+          status: ready ? 'ready' : 'unavailable',
+          checks: { postgres: postgres ? 'up' : 'down', redis: redis ? 'up' : 'down' },
+          ...(deps.isShuttingDown() ? { shuttingDown: true } : {}),
+        };
+      },
+    })
+    .add({
+      method: 'get',
+      path: '/metrics',
+      summary: 'Prometheus metrics of this API process (queues and outbox included)',
+      responses: { 200: { description: 'The text exposition format', alternates: { 'text/plain': undefined } } },
+      handler: async (ctx) => {
+        ctx.type = deps.metrics.contentType;
+        ctx.body = await deps.metrics.metrics();
+      },
+    });
 }
