@@ -2,7 +2,7 @@ import cors from '@koa/cors';
 import type Router from '@koa/router';
 import Koa from 'koa';
 import type { Config } from '../shared/config.ts';
-import { pendingOutboxCount } from '../shared/queue/outbox.ts';
+import { outboxStats } from '../shared/queue/outbox.ts';
 import type { AppContext } from './context.ts';
 import { docsRouter } from './http/docs.ts';
 import { errorHandler } from './http/error-handler.ts';
@@ -36,8 +36,8 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
   const metrics = createMetrics({
-    queueDepths: () => ctx.queues.depths(),
-    outboxPending: () => pendingOutboxCount(ctx.db),
+    queueCounts: () => ctx.queues.jobCounts(),
+    outbox: () => outboxStats(ctx.db),
   });
   const health = healthRouter({
     pool: ctx.pool,

@@ -72,6 +72,20 @@ export const envSchema = z.object({
   WORKER_QUEUES: listOf(QUEUE_NAMES).default([...QUEUE_NAMES]),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  /**
+   * Seconds after its relay an outbox row whose job has not completed is looked for in Redis by
+   * the workers' relays, and relayed again if Redis lost it (docs/operations.md).
+   */
+  OUTBOX_RECONCILE_AFTER_S: z.coerce.number().int().min(1).max(86_400).default(300),
+  /**
+   * How long a worker's lock on a job lasts without renewal (renewed every half of it while the job
+   * runs): a killed worker's job is taken up again about this long plus WORKER_STALLED_INTERVAL_MS later.
+   */
+  WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(1_000).max(600_000).default(3_000),
+  /** How often each worker looks for jobs whose lock expired (stalled) and puts them back in line. */
+  WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).max(600_000).default(1_000),
+  /** Port of the workers' Prometheus /metrics (job durations, stalled jobs); unset: not served, 0: any free port. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Seconds between two scheduled recomputations of the sport recommendations; 0: no schedule. */
   RECOMMENDATIONS_INTERVAL_S: z.coerce

@@ -1,6 +1,8 @@
 import type { Job } from 'bullmq';
 import { ConfigError } from '../shared/config.ts';
 import { type JobName, type JobQueue, jobNames } from '../shared/queue/jobs.ts';
+import { markOutboxDone } from '../shared/queue/outbox.ts';
+import type { WorkerMetrics } from './metrics.ts';
 import type { Processors, QueueProcessor, WorkerDeps } from './processor.ts';
 
 /**
@@ -27,11 +29,19 @@ export function checkProcessors(queues: readonly JobQueue[], processors: Partial
   if (problems.length > 0) throw new ConfigError(`Workers cannot start:\n${problems.join('\n')}`);
 }
 
-/** The BullMQ processor function of one queue: hands each job to the handler of its name. */
+/**
+ * The BullMQ processor function of one queue: hands each job to the handler of its name, then
+ * marks its outbox rows done (docs/operations.md, "How a job travels"). The mark follows the commit of
+ * the handler's effect rather than sharing its transaction (the handlers commit their own, some
+ * beside files): a crash between the two leaves the row open, the job runs again, and every
+ * handler is idempotent (workers/processor.ts), so the effect still happens once. A mark that
+ * fails fails the attempt, which BullMQ retries.
+ */
 export function dispatch<Q extends JobQueue>(
   queue: Q,
   processor: QueueProcessor<Q>,
   deps: WorkerDeps,
+  metrics?: WorkerMetrics,
 ): (job: Job) => Promise<unknown> {
   return async (job) => {
     // hasOwn: a job named like an Object.prototype member ("constructor") is unknown too.
@@ -41,7 +51,17 @@ export function dispatch<Q extends JobQueue>(
       throw new Error(`queue ${queue} has no job "${job.name}" (its jobs: ${jobNames(queue).join(', ')})`);
     }
     const handler = processor[job.name as JobName<Q>] as (job: Job, deps: WorkerDeps) => Promise<unknown>;
-    // The payload was typed when the outbox row was written (shared/queue/jobs.ts `job()`).
-    return handler(job, deps);
+    const started = performance.now();
+    try {
+      // The payload was typed when the outbox row was written (shared/queue/jobs.ts `job()`).
+      const result = await handler(job, deps);
+      // Scheduled jobs have no outbox row: the update finds none.
+      if (job.id !== undefined) await markOutboxDone(deps.db, queue, job.id);
+      metrics?.jobFinished(queue, job.name, 'completed', (performance.now() - started) / 1000);
+      return result;
+    } catch (error) {
+      metrics?.jobFinished(queue, job.name, 'failed', (performance.now() - started) / 1000);
+      throw error;
+    }
   };
 }

@@ -5,14 +5,17 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { createRedis } from '../shared/queue/connection.ts';
 import { hasJobs, JOB_QUEUES, type JobQueue } from '../shared/queue/jobs.ts';
-import { OutboxRelay } from '../shared/queue/outbox.ts';
+import { markOutboxFailed, OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { checkProcessors, dispatch } from './dispatch.ts';
+import { WorkerMetrics } from './metrics.ts';
 import type { Processors, QueueProcessor, WorkerDeps } from './processor.ts';
 import { PROCESSORS, SCHEDULES } from './processors/index.ts';
 
 export interface RunningWorkers {
   queues: JobQueue[];
+  /** The URL of this process's /metrics when WORKER_METRICS_PORT is set. */
+  metricsUrl?: string;
   /** Stops taking jobs, lets current ones finish (up to SHUTDOWN_TIMEOUT_MS), closes connections. */
   close: () => Promise<void>;
 }
@@ -49,38 +52,100 @@ export async function startWorkers(
   const { db } = createDb(config.DATABASE_URL, Math.max(2, config.WORKER_CONCURRENCY));
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
   const deps: WorkerDeps = { config, db, logger };
+  const metrics = new WorkerMetrics();
   const connection = createRedis(config.REDIS_URL, 'worker');
   const workers = names.map((name) => {
     // checkProcessors made sure it is there.
     const processor = processors[name] as QueueProcessor<typeof name>;
-    const worker = new Worker(name, dispatch(name, processor, deps), {
+    metrics.watch(name);
+    const worker = new Worker(name, dispatch(name, processor, deps, metrics), {
       connection,
       prefix: config.QUEUE_PREFIX,
       concurrency: config.WORKER_CONCURRENCY,
+      // A killed worker's job is taken up again once its lock expires and the next stalled check
+      // runs. BullMQ renews the lock every half of it while the event loop is free: no handler
+      // holds the loop that long (long ones, exports, await between activities).
+      lockDuration: config.WORKER_LOCK_DURATION_MS,
+      stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
+      // Short locks make a spurious stall (a long pause of the process) likelier: one more is
+      // forgiven before BullMQ fails the job as stalled too often.
+      maxStalledCount: 2,
     });
-    worker.on('failed', (job, err) => logger.warn({ queue: name, jobId: job?.id, err }, 'job failed'));
+    worker.on('failed', (job, err) => {
+      // Retries left: BullMQ delays the job. None (or unrecoverable): the job waits for an operator.
+      const final = !job || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+      metrics.jobFailed(name, final);
+      logger.warn({ queue: name, jobId: job?.id, attemptsMade: job?.attemptsMade, final, err }, 'job failed');
+      if (final && job?.id !== undefined)
+        markOutboxFailed(db, name, job.id).catch((error: unknown) =>
+          // The reconciler finds the job failed later and marks the row then.
+          logger.warn({ queue: name, jobId: job.id, err: error }, 'outbox row not marked failed'),
+        );
+    });
+    worker.on('stalled', (jobId) => {
+      metrics.jobStalled(name);
+      logger.warn({ queue: name, jobId }, 'job stalled: its worker stopped renewing the lock; put back in line');
+    });
     worker.on('error', (err) => logger.error({ queue: name, err }, 'worker error'));
     return worker;
   });
-  // Every worker process also relays the outbox, so jobs flow even when no API process runs.
+  // Every worker process also relays the outbox, so jobs flow even when no API process runs; its
+  // relay also reconciles: it relays again the jobs Redis lost.
   const producer = new QueueSet(createRedis(config.REDIS_URL, 'producer'), config.QUEUE_PREFIX);
-  const relay = new OutboxRelay(db, producer, config.OUTBOX_POLL_MS, (err) =>
-    logger.warn({ err }, 'outbox relay pass failed'),
+  const relay = new OutboxRelay(
+    db,
+    producer,
+    config.OUTBOX_POLL_MS,
+    (err) => logger.warn({ err }, 'outbox relay pass failed'),
+    {
+      reconcileAfterS: config.OUTBOX_RECONCILE_AFTER_S,
+      onReconcile: (result) => {
+        metrics.reconciled(result);
+        logger.warn(result, 'outbox reconciled: jobs not completed long after their relay were looked for in Redis');
+      },
+    },
   );
   relay.start();
+  const served =
+    config.WORKER_METRICS_PORT === undefined ? undefined : await metrics.serve(config.HOST, config.WORKER_METRICS_PORT);
   // The job schedulers of the queues this process runs (on the worker connection: waits for Redis).
-  for (const name of names) {
+  const scheduled = names.flatMap((name) => {
     const schedule = SCHEDULES[name];
-    if (!schedule) continue;
-    const queue = new Queue(name, { connection, prefix: config.QUEUE_PREFIX });
-    await schedule(queue, config);
-    await queue.close();
-  }
-  logger.info({ queues: names, concurrency: config.WORKER_CONCURRENCY }, 'workers started');
+    return schedule ? [{ queue: new Queue(name, { connection, prefix: config.QUEUE_PREFIX }), schedule }] : [];
+  });
+  for (const { queue, schedule } of scheduled) await schedule(queue, config);
+  // A Redis that lost its data lost the schedulers too: put back those gone (upserting one that
+  // exists is avoided: it could move its next run).
+  let checking = false;
+  const scheduleCheck = setInterval(async () => {
+    if (checking) return;
+    checking = true;
+    try {
+      for (const { queue, schedule } of scheduled)
+        if ((await queue.getJobSchedulersCount()) === 0) {
+          await schedule(queue, config);
+          // A schedule switched off (RECOMMENDATIONS_INTERVAL_S=0) stays off: nothing to say.
+          if ((await queue.getJobSchedulersCount()) > 0)
+            logger.warn({ queue: queue.name }, 'job scheduler missing from Redis: set up again');
+        }
+    } catch (err) {
+      logger.warn({ err }, 'job schedulers not checked');
+    } finally {
+      checking = false;
+    }
+  }, config.OUTBOX_RECONCILE_AFTER_S * 1000);
+  scheduleCheck.unref();
+  logger.info(
+    { queues: names, concurrency: config.WORKER_CONCURRENCY, ...(served ? { metrics: served.url } : {}) },
+    'workers started',
+  );
 
   let closed: Promise<void> | undefined;
   const shutdown = async () => {
     await relay.stop();
+    clearInterval(scheduleCheck);
+    served?.server.close();
+    served?.server.closeAllConnections();
     // Worker.close() waits for active jobs; past the timeout we stop waiting (the jobs' locks
     // expire and another worker picks them up: at-least-once).
     await Promise.race([
@@ -88,6 +153,7 @@ export async function startWorkers(
       new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS).unref()),
     ]);
     await producer.close();
+    await Promise.allSettled(scheduled.map(({ queue }) => queue.close()));
     producer.connection.disconnect();
     connection.disconnect();
     await db.destroy();
@@ -96,5 +162,5 @@ export async function startWorkers(
     closed = closed ?? shutdown();
     return closed;
   };
-  return { queues: names, close };
+  return { queues: names, ...(served ? { metricsUrl: served.url } : {}), close };
 }

@@ -1,12 +1,22 @@
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { OutboxStats, QueueOutboxStats } from '../../shared/queue/outbox.ts';
+import type { JobCountState } from '../../shared/queue/queues.ts';
 
 export interface MetricsSources {
-  queueDepths: () => Promise<Record<string, number>>;
-  outboxPending: () => Promise<number>;
+  /** Jobs per queue and state, read from Redis. */
+  queueCounts: () => Promise<Record<string, Record<JobCountState, number>>>;
+  /** The outbox backlog and lags, read from PostgreSQL. */
+  outbox: () => Promise<OutboxStats>;
 }
 
-/** Prometheus metrics: request durations by route template, queue depths and outbox backlog. */
+/**
+ * Prometheus metrics of the API process: request durations by route template, the jobs of every
+ * queue by state (shared by all processes: any API process answers for the whole system) and the
+ * outbox lags. Job durations and stalls are counted where jobs run: the workers' own /metrics
+ * (WORKER_METRICS_PORT, workers/metrics.ts). Names are listed in docs/operations.md and used by
+ * ops/prometheus/alerts.yml.
+ */
 export function createMetrics(sources: MetricsSources) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -17,6 +27,24 @@ export function createMetrics(sources: MetricsSources) {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  // Several gauges read one answer: one Redis and one SQL round trip per scrape.
+  const queueCounts = oncePerScrape(sources.queueCounts);
+  const outbox = oncePerScrape(sources.outbox);
+  new Gauge({
+    name: 'queue_jobs',
+    help: 'Jobs per BullMQ queue and state (waiting, active, delayed, completed, failed; finished jobs are trimmed after a while)',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        for (const [queue, states] of Object.entries(await queueCounts()))
+          for (const [state, n] of Object.entries(states)) this.set({ queue, state }, n);
+      } catch {
+        // Redis down: /ready says so; the scrape still answers, without these series.
+      }
+    },
+  });
   new Gauge({
     name: 'queue_depth',
     help: 'Jobs waiting, active or delayed per BullMQ queue',
@@ -25,11 +53,9 @@ export function createMetrics(sources: MetricsSources) {
     async collect() {
       this.reset();
       try {
-        for (const [queue, n] of Object.entries(await withTimeout(sources.queueDepths(), 2_000)))
-          this.set({ queue }, n);
-      } catch {
-        // Redis down: /ready says so; the scrape still answers.
-      }
+        for (const [queue, c] of Object.entries(await queueCounts()))
+          this.set({ queue }, c.waiting + c.active + c.delayed);
+      } catch {}
     },
   });
   new Gauge({
@@ -38,10 +64,41 @@ export function createMetrics(sources: MetricsSources) {
     registers: [registry],
     async collect() {
       try {
-        this.set(await withTimeout(sources.outboxPending(), 2_000));
-      } catch {}
+        this.set((await outbox()).pending);
+      } catch {
+        // PostgreSQL down: no value rather than a made-up one.
+        this.reset();
+      }
     },
   });
+  const perQueue = (name: string, help: string, pick: (s: QueueOutboxStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['queue'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        try {
+          for (const [queue, stats] of Object.entries((await outbox()).queues)) this.set({ queue }, pick(stats));
+        } catch {}
+      },
+    });
+  perQueue(
+    'outbox_relay_lag_seconds',
+    'Age of the oldest outbox row not yet relayed to Redis, per queue (0: none waits)',
+    (s) => s.relayLagSeconds,
+  );
+  perQueue(
+    'outbox_lag_seconds',
+    'Age of the oldest outbox row whose job has not completed, per queue (0: none); rows of jobs failed for good are not counted',
+    (s) => s.outboxLagSeconds,
+  );
+  perQueue(
+    'outbox_failed_rows',
+    'Outbox rows whose job failed its last attempt and has not completed since',
+    (s) => s.failed,
+  );
 
   const middleware: Middleware = async (ctx, next) => {
     // observe() rather than startTimer(): the same seconds, without a closure and two label copies per request.
@@ -56,6 +113,25 @@ export function createMetrics(sources: MetricsSources) {
     }
   };
   return { registry, middleware };
+}
+
+/**
+ * Shares one call (bounded by a timeout) between the gauges of a scrape: prom-client collects
+ * them concurrently, so they all ask while the first call is in flight; the next scrape calls again.
+ */
+function oncePerScrape<T>(source: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    if (!inFlight) {
+      const call = withTimeout(source(), 2_000);
+      inFlight = call;
+      const clear = () => {
+        if (inFlight === call) inFlight = undefined;
+      };
+      call.then(clear, clear);
+    }
+    return inFlight;
+  };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

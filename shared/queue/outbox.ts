@@ -1,7 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema/index.ts';
 import { jobIdProblem, type OutboxJob } from './jobs.ts';
-import type { QueueName, QueueSet } from './queues.ts';
+import { QUEUE_NAMES, type QueueName, type QueueSet } from './queues.ts';
 
 /**
  * Stores jobs (built with `job()` of jobs.ts) in the caller's transaction: they exist exactly when
@@ -78,8 +78,178 @@ export async function pendingOutboxCount(db: Kysely<Database>): Promise<number> 
 }
 
 /**
+ * Marks done the open rows of a job whose effect has committed (the worker, after the handler).
+ * Every row of the job id is marked: rows with the same id ask for the same work.
+ */
+export async function markOutboxDone(db: Kysely<Database>, queue: string, jobId: string): Promise<number> {
+  const result = await db
+    .updateTable('outbox')
+    .set({ done_at: sql<Date>`now()` })
+    .where('queue', '=', queue)
+    .where('job_id', '=', jobId)
+    .where('done_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Marks the open rows of a job that failed its last attempt: they wait for an operator, not the reconciler. */
+export async function markOutboxFailed(db: Kysely<Database>, queue: string, jobId: string): Promise<number> {
+  const result = await db
+    .updateTable('outbox')
+    .set({ failed_at: sql<Date>`now()` })
+    .where('queue', '=', queue)
+    .where('job_id', '=', jobId)
+    .where('done_at', 'is', null)
+    .where('failed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** What one reconciler batch found. */
+export interface ReconcileResult {
+  /** Rows looked at. */
+  checked: number;
+  /** Jobs Redis no longer had: relayed again with the same job id. */
+  relayed: number;
+  /** Jobs found completed (a row written after its job had already run): marked done. */
+  done: number;
+  /** Jobs found failed (e.g. stalled too often): marked failed. */
+  failed: number;
+}
+
+/**
+ * Looks in Redis for the jobs of rows relayed more than `afterSeconds` ago and not done: a job
+ * Redis lost (data loss, a restart without persistence) is relayed again with its deterministic
+ * id; one still queued or running is left alone and looked at again `afterSeconds` later. BullMQ
+ * ignores an add whose id exists, so a row reconciled by two relays at once still makes one job.
+ */
+export async function reconcileOutboxBatch(
+  db: Kysely<Database>,
+  queues: QueueSet,
+  afterSeconds: number,
+  batchSize = 200,
+): Promise<ReconcileResult> {
+  queues.assertReady();
+  return db.transaction().execute(async (trx) => {
+    const stale = sql<Date>`now() - make_interval(secs => ${afterSeconds})`;
+    const rows = await trx
+      .selectFrom('outbox')
+      .select(['id', 'queue', 'job_name', 'job_id', 'payload'])
+      .where('done_at', 'is', null)
+      .where('failed_at', 'is', null)
+      .where('sent_at', '<', stale)
+      .where((eb) => eb.or([eb('checked_at', 'is', null), eb('checked_at', '<', stale)]))
+      .orderBy('id')
+      .limit(batchSize)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    const result: ReconcileResult = { checked: rows.length, relayed: 0, done: 0, failed: 0 };
+    if (rows.length === 0) return result;
+    const states = await Promise.all(rows.map((r) => queues.get(r.queue as QueueName).getJobState(r.job_id)));
+    const lost = rows.filter((_, i) => states[i] === 'unknown');
+    const byQueue = new Map<string, typeof rows>();
+    for (const row of lost) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
+    for (const [queue, list] of byQueue)
+      await queues
+        .get(queue as QueueName)
+        .addBulk(list.map((r) => ({ name: r.job_name, data: r.payload, opts: { jobId: r.job_id } })));
+    const idsIn = (state: string) => rows.filter((_, i) => states[i] === state).map((r) => r.id);
+    const done = idsIn('completed');
+    const failed = idsIn('failed');
+    await trx
+      .updateTable('outbox')
+      .set({ checked_at: sql<Date>`now()` })
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    if (lost.length > 0)
+      await trx
+        .updateTable('outbox')
+        .set({ sent_at: sql<Date>`now()`, attempts: sql<number>`attempts + 1` })
+        .where(
+          'id',
+          'in',
+          lost.map((r) => r.id),
+        )
+        .execute();
+    if (done.length > 0)
+      await trx.updateTable('outbox').set({ done_at: sql<Date>`now()` }).where('id', 'in', done).execute();
+    if (failed.length > 0)
+      await trx.updateTable('outbox').set({ failed_at: sql<Date>`now()` }).where('id', 'in', failed).execute();
+    return { ...result, relayed: lost.length, done: done.length, failed: failed.length };
+  });
+}
+
+/** One queue's outbox as an operator watches it (/metrics). Ages are 0 when no row is concerned. */
+export interface QueueOutboxStats {
+  /** Rows not relayed yet. */
+  pending: number;
+  /** Age of the oldest row not relayed yet (the relay is behind, or Redis is unreachable). */
+  relayLagSeconds: number;
+  /** Age of the oldest row whose job has neither completed nor failed for good. */
+  outboxLagSeconds: number;
+  /** Rows whose job failed its last attempt and has not completed since. */
+  failed: number;
+}
+
+export interface OutboxStats {
+  /** Rows not relayed yet, all queues. */
+  pending: number;
+  /** Every queue of QUEUE_NAMES (zeros when it has no open row), and any other queue a row names. */
+  queues: Record<string, QueueOutboxStats>;
+}
+
+/** The open rows (not done) per queue, in one pass over the index of open rows. */
+export async function outboxStats(db: Kysely<Database>): Promise<OutboxStats> {
+  const { rows } = await sql<{ queue: string; pending: string; relay_lag: number; outbox_lag: number; failed: string }>`
+    select queue,
+      count(*) filter (where sent_at is null) as pending,
+      coalesce(extract(epoch from now() - min(created_at) filter (where sent_at is null)), 0)::float8 as relay_lag,
+      coalesce(extract(epoch from now() - min(created_at) filter (where failed_at is null)), 0)::float8 as outbox_lag,
+      count(*) filter (where failed_at is not null) as failed
+    from outbox
+    where done_at is null
+    group by queue`.execute(db);
+  const queues: Record<string, QueueOutboxStats> = Object.fromEntries(
+    QUEUE_NAMES.map((q) => [q, { pending: 0, relayLagSeconds: 0, outboxLagSeconds: 0, failed: 0 }]),
+  );
+  for (const row of rows)
+    queues[row.queue] = {
+      pending: Number(row.pending),
+      // A clock step back must not show a negative age.
+      relayLagSeconds: Math.max(0, Number(row.relay_lag)),
+      outboxLagSeconds: Math.max(0, Number(row.outbox_lag)),
+      failed: Number(row.failed),
+    };
+  return { pending: Object.values(queues).reduce((n, q) => n + q.pending, 0), queues };
+}
+
+/** Finished rows (done, or failed and given up) are kept this long, as BullMQ keeps failed jobs. */
+export const OUTBOX_RETENTION = '7 days';
+
+/** Deletes the rows finished more than OUTBOX_RETENTION ago. */
+export async function purgeOutbox(db: Kysely<Database>): Promise<void> {
+  const before = sql<Date>`now() - ${OUTBOX_RETENTION}::interval`;
+  await db.deleteFrom('outbox').where('done_at', '<', before).execute();
+  await db.deleteFrom('outbox').where('done_at', 'is', null).where('failed_at', '<', before).execute();
+}
+
+export interface RelayOptions {
+  /** Also reconcile (see reconcileOutboxBatch) rows relayed this many seconds ago and not done; unset: never. */
+  reconcileAfterS?: number;
+  /** Told what each reconciler batch that found something did. */
+  onReconcile?: (result: ReconcileResult) => void;
+}
+
+/**
  * Runs relay passes until stopped: immediately again while batches are full, every `intervalMs`
- * otherwise, backing off up to 5 s while Redis is unreachable. Sent rows older than a week are purged.
+ * otherwise, backing off up to 5 s while Redis is unreachable. With `reconcileAfterS`, it also
+ * reconciles rows whose jobs have not completed (see reconcileOutboxBatch). Rows finished more than
+ * OUTBOX_RETENTION ago are purged.
  */
 export class OutboxRelay {
   #timer: NodeJS.Timeout | undefined;
@@ -87,6 +257,7 @@ export class OutboxRelay {
   #stopped = false;
   #lastPurge = 0;
   #failures = 0;
+  #lastReconcile = 0;
   /** A kick came during the running pass. */
   #again = false;
   readonly db: Kysely<Database>;
@@ -94,17 +265,20 @@ export class OutboxRelay {
   readonly intervalMs: number;
 
   readonly onError: (error: unknown) => void;
+  readonly options: RelayOptions;
 
   constructor(
     db: Kysely<Database>,
     queues: QueueSet,
     intervalMs: number,
     onError: (error: unknown) => void = () => {},
+    options: RelayOptions = {},
   ) {
     this.db = db;
     this.queues = queues;
     this.intervalMs = intervalMs;
     this.onError = onError;
+    this.options = options;
   }
 
   start(): void {
@@ -139,10 +313,11 @@ export class OutboxRelay {
     this.#again = false;
     try {
       if ((await relayOutboxBatch(this.db, this.queues)) >= 200) next = 0;
+      else if (await this.#reconcile()) next = 0;
       this.#failures = 0;
       if (Date.now() - this.#lastPurge > 3600_000) {
         this.#lastPurge = Date.now();
-        await this.db.deleteFrom('outbox').where('sent_at', '<', sql<Date>`now() - interval '7 days'`).execute();
+        await purgeOutbox(this.db);
       }
     } catch (error) {
       // Redis or Postgres unavailable: back off exponentially up to 5 s.
@@ -151,6 +326,20 @@ export class OutboxRelay {
       this.#again = false;
     }
     if (!this.#stopped) this.#schedule(this.#again ? 0 : next);
+  }
+
+  /**
+   * One reconciler batch when due: a few times per OUTBOX_RECONCILE_AFTER_S (at most every 10 s),
+   * so a lost job is relayed again between one and about one and a half of that age. True when
+   * the batch was full (more rows wait).
+   */
+  async #reconcile(): Promise<boolean> {
+    const after = this.options.reconcileAfterS;
+    if (after === undefined || Date.now() - this.#lastReconcile < Math.min(10_000, after * 250)) return false;
+    const result = await reconcileOutboxBatch(this.db, this.queues, after);
+    if (result.checked < 200) this.#lastReconcile = Date.now();
+    if (result.relayed + result.done + result.failed > 0) this.options.onReconcile?.(result);
+    return result.checked >= 200;
   }
 
   async stop(): Promise<void> {

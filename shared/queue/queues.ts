@@ -16,6 +16,10 @@ export function isQueueName(name: string): name is QueueName {
   return (QUEUE_NAMES as readonly string[]).includes(name);
 }
 
+/** The job states /metrics counts per queue (`prioritized` jobs are waiting ones with a priority: none here). */
+export const JOB_STATES = ['waiting', 'active', 'delayed', 'completed', 'failed'] as const;
+export type JobCountState = (typeof JOB_STATES)[number];
+
 export class RedisUnavailableError extends Error {}
 
 /** Producer-side queues, one per name, sharing one fail-fast connection. */
@@ -47,18 +51,19 @@ export class QueueSet {
     return queue;
   }
 
-  /** Waiting + active + delayed jobs per queue, for /metrics. */
-  async depths(): Promise<Record<string, number>> {
+  /** Jobs per queue and state (JOB_STATES), for /metrics; one round trip per queue. */
+  async jobCounts(): Promise<Record<QueueName, Record<JobCountState, number>>> {
     this.assertReady();
-    const counts = await Promise.all(
-      QUEUE_NAMES.map((name) => this.get(name).getJobCounts('waiting', 'active', 'delayed')),
-    );
+    const counts = await Promise.all(QUEUE_NAMES.map((name) => this.get(name).getJobCounts(...JOB_STATES)));
     return Object.fromEntries(
-      QUEUE_NAMES.map((name, i) => {
-        const c = counts[i] ?? {};
-        return [name, (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0)];
-      }),
-    );
+      QUEUE_NAMES.map((name, i) => [
+        name,
+        Object.fromEntries(JOB_STATES.map((state) => [state, counts[i]?.[state] ?? 0])) as Record<
+          JobCountState,
+          number
+        >,
+      ]),
+    ) as Record<QueueName, Record<JobCountState, number>>;
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,12 @@ export interface OutboxTable {
   created_at: Generated<Date>;
   sent_at: Date | null;
   attempts: Generated<number>;
+  /** The job completed (its effect committed). */
+  done_at: Date | null;
+  /** The job failed its last attempt; it waits for an operator (done_at wins once retried). */
+  failed_at: Date | null;
+  /** When the reconciler last looked for the job in Redis. */
+  checked_at: Date | null;
 }
 
 export interface CoreTables {

@@ -1,0 +1,90 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { ReconcileResult } from '../shared/queue/outbox.ts';
+
+/**
+ * What only the process that runs the jobs knows: how long they take, which stalled, what the
+ * reconciler relayed again. Served at /metrics on WORKER_METRICS_PORT (docs/operations.md); the
+ * queue counts and the outbox lags are the API's (any process reads them from Redis and PostgreSQL).
+ */
+export class WorkerMetrics {
+  readonly registry = new Registry();
+  readonly #durations = new Histogram({
+    name: 'job_duration_seconds',
+    help: 'Time a worker spent on one attempt of a job, by queue, job name and outcome (completed, failed)',
+    labelNames: ['queue', 'name', 'outcome'] as const,
+    // From a thumbnail to a large export.
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+    registers: [this.registry],
+  });
+  readonly #stalled = new Counter({
+    name: 'jobs_stalled_total',
+    help: 'Jobs this worker found stalled (their worker stopped renewing the lock) and put back in line, by queue',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+  readonly #failed = new Counter({
+    name: 'jobs_failed_total',
+    help: 'Failed job attempts by queue; final="true" when no attempt is left',
+    labelNames: ['queue', 'final'] as const,
+    registers: [this.registry],
+  });
+  readonly #reconciled = new Counter({
+    name: 'outbox_reconciled_total',
+    help: 'Outbox rows the reconciler settled, by outcome: relayed (Redis had lost the job), done, failed',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    // Zero series from the start, so rate() and increase() see the first event.
+    for (const outcome of ['relayed', 'done', 'failed']) this.#reconciled.inc({ outcome }, 0);
+  }
+
+  /** Starts the series of a queue at zero. */
+  watch(queue: string): void {
+    this.#stalled.inc({ queue }, 0);
+    for (const final of ['true', 'false']) this.#failed.inc({ queue, final }, 0);
+  }
+
+  jobFinished(queue: string, name: string, outcome: 'completed' | 'failed', seconds: number): void {
+    this.#durations.observe({ queue, name, outcome }, seconds);
+  }
+
+  jobStalled(queue: string): void {
+    this.#stalled.inc({ queue });
+  }
+
+  jobFailed(queue: string, final: boolean): void {
+    this.#failed.inc({ queue, final: String(final) });
+  }
+
+  reconciled(result: ReconcileResult): void {
+    this.#reconciled.inc({ outcome: 'relayed' }, result.relayed);
+    this.#reconciled.inc({ outcome: 'done' }, result.done);
+    this.#reconciled.inc({ outcome: 'failed' }, result.failed);
+  }
+
+  /** Serves GET /metrics on host:port (0: any free port); resolves with the server and its URL. */
+  async serve(host: string, port: number): Promise<{ server: Server; url: string }> {
+    const server = createServer((req, res) => {
+      if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+        res.writeHead(404).end();
+        return;
+      }
+      this.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    const address = server.address() as AddressInfo;
+    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+    return { server, url: `http://${shown}:${address.port}/metrics` };
+  }
+}
