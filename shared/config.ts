@@ -63,7 +63,8 @@ export const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Trusted reverse-proxy hops (see proxyHops); the config exposes it as trustProxyHops. */
   TRUST_PROXY: proxyHops.default(0),
-  PUBLIC_URL: z.url().default('http://localhost:3000'),
+  /** Unset: http://localhost:<PORT> (see loadConfig). */
+  PUBLIC_URL: z.url().optional(),
   DATABASE_URL: z.url().default('postgres://root@127.0.0.1:5432/sports'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
@@ -138,7 +139,9 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
-export interface Config extends Omit<Env, 'TRUST_PROXY'> {
+export interface Config extends Omit<Env, 'TRUST_PROXY' | 'PUBLIC_URL'> {
+  /** PUBLIC_URL, or http://localhost:<PORT> when unset (port 3000 when PORT is 0: it is not known yet). */
+  PUBLIC_URL: string;
   /** Whether any reverse proxy is trusted (X-Forwarded-* read at all): trustProxyHops > 0. */
   TRUST_PROXY: boolean;
   /** Reverse proxies trusted to append to X-Forwarded-For (Koa's maxIpsCount); 0: none. */
@@ -173,6 +176,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  // A server moved to another port keeps issuing links and tokens it can verify itself.
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT || 3000}`).replace(/\/$/, '');
   const origins = e.CORS_ORIGINS.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -180,8 +185,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...e,
     TRUST_PROXY: e.TRUST_PROXY > 0,
     trustProxyHops: e.TRUST_PROXY,
-    PUBLIC_URL: e.PUBLIC_URL.replace(/\/$/, ''),
-    issuer: (e.AUTH_ISSUER ?? e.PUBLIC_URL).replace(/\/$/, ''),
+    PUBLIC_URL: publicUrl,
+    issuer: (e.AUTH_ISSUER ?? publicUrl).replace(/\/$/, ''),
     bodyLimitBytes: bytes(e.BODY_LIMIT),
     activityBodyLimitBytes: bytes(e.ACTIVITY_BODY_LIMIT),
     activityFileLimitBytes: bytes(e.ACTIVITY_FILE_LIMIT),

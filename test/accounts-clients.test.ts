@@ -361,6 +361,9 @@ test('standalone registration page: creates the account (scrypt hash), answers a
   const ok = await submit(fields);
   t.is(ok.status, 200);
   const okPage = await ok.text();
+  // The page speaks to the person: where to go next, no developer documentation.
+  t.regex(okPage, /Go back to the app or site you came from and sign in there/);
+  t.notRegex(okPage, /docs\/|\.md\b|token/);
   const row = await api.database.db
     .selectFrom('accounts')
     .select(['email', 'password_hash', 'country', 'gender', sql<string>`birth_date::text`.as('birth')])

@@ -11,7 +11,7 @@ import {
   trackingMe,
   trackingUser,
 } from '../shared/accounts/accounts.ts';
-import { redirectUriProblem } from '../shared/accounts/clients.ts';
+import { redirectTarget, redirectUriProblem } from '../shared/accounts/clients.ts';
 import { hashPassword, verifyPassword } from '../shared/accounts/passwords.ts';
 import { ensureExternalAccount, findExternalAccount, findTokenAccount } from '../shared/accounts/token-accounts.ts';
 import { testConfig } from './helpers/app.ts';
@@ -152,6 +152,24 @@ test('redirect URIs: https or loopback only', (t) => {
     '/relative',
   ])
     t.truthy(redirectUriProblem(bad), bad);
+});
+
+test('redirect URIs of public clients (native apps): also private-use schemes in reverse domain notation', (t) => {
+  for (const ok of ['com.example.fit:/callback', 'io.github.someone.app:/oauth/cb', 'http://127.0.0.1/cb'])
+    t.is(redirectUriProblem(ok, true), undefined, ok);
+  t.truthy(redirectUriProblem('com.example.fit:/callback'), 'a confidential client may not');
+  for (const bad of ['myapp:/cb', 'com.example.fit://cb', 'com.example.fit:cb', 'javascript:alert(1)', 'data:x'])
+    t.truthy(redirectUriProblem(bad, true), bad);
+  // What the login pages' CSP and consent page say of where the user goes back to.
+  t.deepEqual(redirectTarget('com.example.fit:/callback'), {
+    source: 'com.example.fit:',
+    label: 'the app com.example.fit',
+  });
+  t.deepEqual(redirectTarget('http://127.0.0.1:51234/cb'), {
+    source: 'http://127.0.0.1:51234',
+    label: 'http://127.0.0.1:51234',
+  });
+  t.is(redirectTarget('myapp:/cb'), undefined);
 });
 
 test('production refuses the public default COOKIE_KEYS', async (t) => {

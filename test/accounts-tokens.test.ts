@@ -156,20 +156,28 @@ test('another asymmetric algorithm with our key (PS256): 401', async (t) => {
 
 test('expired beyond the clock tolerance: 401; within it: accepted', async (t) => {
   const body = await refused(t, await forge({ iat: now() - 1000, exp: now() - api.config.AUTH_CLOCK_TOLERANCE_S - 5 }));
-  t.regex(body.detail, /expired/);
+  t.regex(body.detail, /expired \(its "exp" claim/);
   t.is((await write(await forge({ iat: now() - 1000, exp: now() - 5 }))).status, 201);
   // A token without exp never passes.
   await refused(t, await forge({ exp: undefined }));
 });
 
-test('wrong issuer: 401', async (t) => {
-  await refused(t, await forge({ iss: 'https://evil.example.test' }));
-  await refused(t, await forge({ iss: `${api.config.issuer}/` }));
+test('wrong issuer: 401 naming the iss claim, both issuers and what to fix', async (t) => {
+  const body = await refused(t, await forge({ iss: 'https://evil.example.test' }));
+  t.true(body.detail.includes('"https://evil.example.test"'), body.detail);
+  t.true(body.detail.includes(`"${api.config.issuer}"`), body.detail);
+  t.regex(body.detail, /"iss" claim.*PUBLIC_URL or AUTH_ISSUER/);
+  t.regex((await refused(t, await forge({ iss: `${api.config.issuer}/` }))).detail, /"iss" claim/);
+  // Another deployment signs with other keys: the issuer is still what the message names.
+  const other = await generateKeyPair('RS256', { extractable: true });
+  const foreignKey = { kid: 'another-deployment', privateJwk: await exportJWK(other.privateKey) };
+  const signedElsewhere = await forge({ iss: 'http://localhost:3100' }, {}, foreignKey);
+  t.regex((await refused(t, signedElsewhere)).detail, /issued by "http:\/\/localhost:3100"/);
 });
 
-test('wrong audience: 401', async (t) => {
-  await refused(t, await forge({ aud: 'another-api' }));
-  await refused(t, await forge({ aud: undefined }));
+test('wrong audience: 401 naming the aud claim', async (t) => {
+  t.regex((await refused(t, await forge({ aud: 'another-api' }))).detail, /"aud" claim.*"sports-api"/);
+  t.regex((await refused(t, await forge({ aud: undefined }))).detail, /lacks the "aud" claim/);
   // An id_token for a client we never registered.
   await refused(t, await forge({ aud: 'cl_unknown' }, { typ: 'JWT' }));
 });
@@ -198,7 +206,7 @@ test('tampered signature or payload: 401', async (t) => {
   const token = await forge();
   const [h, p, s] = token.split('.') as [string, string, string];
   const flipped = `${s.slice(0, 10)}${s[10] === 'A' ? 'B' : 'A'}${s.slice(11)}`;
-  await refused(t, `${h}.${p}.${flipped}`);
+  t.regex((await refused(t, `${h}.${p}.${flipped}`)).detail, /signature does not verify/);
   const elevated = b64({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), roles: ['staff'] });
   await refused(t, `${h}.${elevated}.${s}`);
   await refused(t, `${h}.${p}.`);
@@ -207,8 +215,8 @@ test('tampered signature or payload: 401', async (t) => {
 test('unknown kid, or our kid with another key: 401', async (t) => {
   const other = await generateKeyPair('RS256', { extractable: true });
   const privateJwk = await exportJWK(other.privateKey);
-  await refused(t, await forge({}, {}, { kid: 'not-a-known-kid', privateJwk }));
-  await refused(t, await forge({}, {}, { kid: ourKey.kid, privateJwk }));
+  t.regex((await refused(t, await forge({}, {}, { kid: 'not-a-known-kid', privateJwk }))).detail, /"kid" header/);
+  t.regex((await refused(t, await forge({}, {}, { kid: ourKey.kid, privateJwk }))).detail, /signature/);
 });
 
 test('a token for an account that does not exist: 401', async (t) => {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import test from 'ava';
 import { ConfigError, envSchema, loadConfig, QUEUE_NAMES, SERVICE_NAMES } from '../shared/config.ts';
 
@@ -12,6 +13,34 @@ test('defaults suit a local machine', (t) => {
   t.is(config.issuer, 'http://localhost:3000');
   t.is(config.bodyLimitBytes, 1024 * 1024);
   t.is(config.corsOrigins, '*');
+});
+
+test('PUBLIC_URL follows PORT when unset, so the issuer is the URL the server answers on', (t) => {
+  const moved = loadConfig({ PORT: '3100' });
+  t.is(moved.PUBLIC_URL, 'http://localhost:3100');
+  t.is(moved.issuer, 'http://localhost:3100');
+  t.is(loadConfig({ PORT: '3100', PUBLIC_URL: 'https://api.example.test/' }).PUBLIC_URL, 'https://api.example.test');
+  t.is(loadConfig({ PORT: '3100', AUTH_ISSUER: 'https://id.example.test' }).issuer, 'https://id.example.test');
+  // PORT=0 picks a free port at listen time: the default stays the usual one.
+  t.is(loadConfig({ PORT: '0' }).PUBLIC_URL, 'http://localhost:3000');
+});
+
+test('.env.example names only configuration variables, and its values parse', (t) => {
+  const example = parseEnv(readFileSync(new URL('../.env.example', import.meta.url), 'utf8'));
+  const known = new Set(Object.keys(envSchema.shape));
+  t.true(Object.keys(example).length >= 4);
+  for (const name of Object.keys(example)) t.true(known.has(name), `${name} is not a config variable`);
+  t.notThrows(() => loadConfig(example));
+});
+
+test('the npm scripts that run the system read .env; the test runner does not', (t) => {
+  const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  for (const name of ['start', 'api', 'worker', 'migrate', 'seed', 'account', 'records:recompute'])
+    for (const command of (scripts[name] ?? '').split('&&'))
+      t.regex(command, /^\s*node --env-file-if-exists=\.env /, `${name}: ${command}`);
+  t.notRegex(scripts.test ?? '', /env-file/);
 });
 
 test('lists accept a subset, and "all"', (t) => {

@@ -6,7 +6,8 @@ import sharp from 'sharp';
 import { launchBrowser, type TestBrowser } from './helpers/browser.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
-// The public share page in Debian's headless Chromium: what a person opening a shared link sees.
+// The public share page in Debian's headless Chromium: what a person opening a shared link sees
+// (the share's `url`, no credentials), and the same page read with the spec's API key.
 const api = await startTrackingApi();
 let browser: TestBrowser;
 let shots: string;
@@ -42,13 +43,14 @@ function hourLongRun(u: TrackingTestUser, name: string) {
     sport: '/v2/sports/121',
     startdate: '2024-05-01T08:30:00+02:00',
     duration: 3600,
-    dataSummaries: { '5': 10_012, '24': 3600, '9': 10_012, '4': 131, '23': 712 },
+    dataSummaries: { '5': 10_012, '24': 3600, '9': 10_012, '4': 131.4, '3': 157.6, '23': 712 },
     datastream,
     locations,
   };
 }
 
-async function sharedPage(name: string): Promise<string> {
+/** A shared run: the link its owner sends (`url`) and the API's URL of the share (read with a key). */
+async function sharedPage(name: string): Promise<{ link: string; keyed: string }> {
   const u = await api.user();
   const created = await api.call('POST', '/activities', u, { body: hourLongRun(u, name) });
   if (created.status !== 201) throw new Error(`POST /activities: ${created.status} ${JSON.stringify(created.body)}`);
@@ -56,13 +58,15 @@ async function sharedPage(name: string): Promise<string> {
     body: { user: `/v2/users/${u.ldid}`, activity: `/v2/activities/${created.body.id}` },
   });
   if (shared.status !== 201) throw new Error(`POST /share_activities: ${shared.status}`);
-  return `${api.url}/v2/share_activities/${shared.body.id}`;
+  // The link as a person receives it, on this test server's address.
+  const link = `${api.url}${new URL(shared.body.url).pathname}`;
+  return { link, keyed: `${api.url}/v2/share_activities/${shared.body.id}` };
 }
 
-/** Opens a share page as a browser does (plus the API key), recording console errors and requests. */
-async function open(url: string) {
+/** Opens a share page as a browser does (with the API key if asked), recording console errors and requests. */
+async function open(url: string, withKey = false) {
   const context = await browser.context();
-  await context.setExtraHTTPHeaders({ 'x-api-key': api.apiKey });
+  if (withKey) await context.setExtraHTTPHeaders({ 'x-api-key': api.apiKey });
   const page = await context.newPage();
   await page.setViewportSize({ width: 1100, height: 900 });
   const problems: string[] = [];
@@ -76,8 +80,8 @@ async function open(url: string) {
   return { context, page, response, problems, requests };
 }
 
-test('the share page draws the track and three charts, with no console error and no other request', async (t) => {
-  const url = await sharedPage('Citadel loop');
+test('the share link opens in a plain browser: track, pace, heart rate and elevation charts, no console error, no other request', async (t) => {
+  const { link: url } = await sharedPage('Citadel loop');
   const { context, page, response, problems, requests } = await open(url);
   try {
     t.is(response?.status(), 200);
@@ -95,7 +99,7 @@ test('the share page draws the track and three charts, with no console error and
     t.true((box?.width ?? 0) > 500 && (box?.height ?? 0) > 250, JSON.stringify(box));
 
     // Three uPlot charts, each with pixels drawn on its canvas.
-    for (const key of ['speed', 'heartRate', 'elevation']) {
+    for (const key of ['pace', 'heartRate', 'elevation']) {
       const chart = page.locator(`#plot-${key}[data-ready="true"]`);
       t.is(await chart.count(), 1, key);
       const inked = await chart.locator('canvas').evaluate((element) => {
@@ -119,8 +123,17 @@ test('the share page draws the track and three charts, with no console error and
     // The summary with its units.
     const summary = await page.locator('.summary dl').innerText();
     t.regex(summary, /10\.01 km/);
-    t.regex(summary, /10\.0 km\/h|10 km\/h/);
+    // A run: its average speed as a pace, heart rates in whole beats.
+    t.regex(summary, /Average pace\s+6:00 \/km/);
+    t.notRegex(summary, /km\/h/);
     t.regex(summary, /131 bpm/);
+    t.regex(summary, /158 bpm/);
+    t.notRegex(summary, /131\.4|157\.6/);
+    t.regex(await page.locator('#title-pace').innerText(), /Pace \(min\/km\)/);
+    // Hovering the pace chart reads the pace as m:ss (the run goes between about 5 and 7.5 min/km).
+    await page.locator('#plot-pace .u-over').hover();
+    const legend = await page.locator('#plot-pace .u-legend').innerText();
+    t.regex(legend, /Pace\s*[5-7]:[0-5]\d min\/km/, legend);
     t.regex(summary, /1:00:00/);
 
     t.deepEqual(problems, []);
@@ -149,7 +162,7 @@ test('the share page draws the track and three charts, with no console error and
 
 test('a hostile activity name is shown as text and runs nothing in the browser', async (t) => {
   const name = `<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">`;
-  const { context, page, problems, requests } = await open(await sharedPage(name));
+  const { context, page, problems, requests } = await open((await sharedPage(name)).link);
   try {
     await page.waitForSelector('body[data-charts-ready="true"]', { timeout: 15_000 });
     t.is(await page.locator('h1').textContent(), name);
@@ -162,19 +175,38 @@ test('a hostile activity name is shown as text and runs nothing in the browser',
   }
 });
 
-test('a revoked share no longer opens', async (t) => {
-  const url = await sharedPage('Soon gone');
-  const token = url.split('/').pop() as string;
+test('the API key read shows the same page', async (t) => {
+  const { keyed } = await sharedPage('Read with a key');
+  const { context, page, response, problems } = await open(keyed, true);
+  try {
+    t.is(response?.status(), 200);
+    await page.waitForSelector('body[data-charts-ready="true"]', { timeout: 15_000 });
+    t.is(await page.locator('h1').textContent(), 'Read with a key');
+    t.deepEqual(problems, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a revoked share no longer opens, by its link or with the key', async (t) => {
+  const { link, keyed } = await sharedPage('Soon gone');
+  const token = keyed.split('/').pop() as string;
   const owner = (await api.database.db
     .selectFrom('share_activities')
     .select('user_id')
     .where('token', '=', token)
     .executeTakeFirstOrThrow()) as { user_id: string };
   await api.database.db.deleteFrom('share_activities').where('user_id', '=', owner.user_id).execute();
-  const { context, response } = await open(url);
-  try {
-    t.is(response?.status(), 404);
-  } finally {
-    await context.close();
+  for (const [url, withKey] of [
+    [link, false],
+    [keyed, true],
+  ] as const) {
+    const { context, page, response } = await open(url, withKey);
+    try {
+      t.is(response?.status(), 404, url);
+      if (!withKey) t.regex(await page.locator('h1').innerText(), /cannot be shown/);
+    } finally {
+      await context.close();
+    }
   }
 });

@@ -1,7 +1,13 @@
 import test from 'ava';
-import { formatDuration, formatSummaryValue, SHARE_PAGE_CSP, sharePageHtml } from '../api/tracking/share-page.ts';
+import {
+  formatDuration,
+  formatPace,
+  formatSummaryValue,
+  SHARE_PAGE_CSP,
+  sharePageHtml,
+} from '../api/tracking/share-page.ts';
 import { type ActivityContent, emptyDatastream, emptyTrack } from '../shared/tracking/activities/data.ts';
-import { downsample, MAX_CHART_POINTS, shareCharts } from '../shared/tracking/shares/charts.ts';
+import { downsample, MAX_CHART_POINTS, paceOf, shareCharts } from '../shared/tracking/shares/charts.ts';
 import { MAX_SHARES_PER_ACTIVITY, SHARE_TOKEN_BYTES } from '../shared/tracking/shares/store.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
@@ -108,17 +114,56 @@ test('GET with only the API key answers ld+json by default, plain JSON or the HT
   t.regex(html.body, /<h1>Morning run<\/h1>/);
   t.regex(html.body, /<svg [^>]*aria-label="GPS track"/);
   t.regex(html.body, /<dd>0\.01 km<\/dd>/, 'distance with its unit');
-  t.regex(html.body, /<dd>22\.5 km\/h<\/dd>/, 'average speed from m/h to km/h');
+  t.regex(html.body, /<dt>Average pace<\/dt><dd>2:40 \/km<\/dd>/, 'a run: the average speed as a pace');
   t.regex(
     html.body,
-    /<dt>Duration<\/dt><dd>0:00:02<\/dd><\/div><div><dt>Distance<\/dt>.*<dt>Speed avg<\/dt>/,
+    /<dt>Duration<\/dt><dd>0:00:02<\/dd><\/div><div><dt>Distance<\/dt>.*<dt>Average pace<\/dt>/,
     'summary order',
   );
+  t.regex(html.body, /<h3 id="title-pace">Pace \(min\/km\)<\/h3>/);
+  // A ride keeps its speed in km/h.
+  const ride = await shared(u, await activityOf(u, { name: 'Ride', sport: '/v2/sports/381' }));
+  const rideHtml = (await publicGet(ride.token, 'text/html')).body;
+  t.regex(rideHtml, /<dt>Speed avg<\/dt><dd>22\.5 km\/h<\/dd>/, 'average speed from m/h to km/h');
+  t.regex(rideHtml, /<h3 id="title-speed">Speed \(km\/h\)<\/h3>/);
 
   // A browser's Accept picks the page; an Accept nothing matches is a 406.
   const browser = await publicGet(token, 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
   t.regex(browser.headers.get('content-type') ?? '', /^text\/html/);
   t.is((await publicGet(token, 'image/png')).status, 406);
+});
+
+test('the share url opens the page in a browser with no credentials, until the share is deleted', async (t) => {
+  const u = await api.user();
+  const created = await share(u, await activityOf(u));
+  const token = created.body.id;
+  t.is(created.body.url, `${api.config.PUBLIC_URL}/v2/share_activities/${token}/page`);
+  const path = new URL(created.body.url).pathname;
+  // What a browser sends when a person follows the link: no x-api-key, no bearer.
+  const accept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+  const page = await api.fetch(path, { headers: { accept } });
+  t.is(page.status, 200);
+  t.regex(page.headers.get('content-type') ?? '', /^text\/html; charset=utf-8/);
+  t.is(page.headers.get('content-security-policy'), SHARE_PAGE_CSP);
+  t.is(page.headers.get('cache-control'), 'no-store');
+  t.is(page.headers.get('referrer-policy'), 'no-referrer');
+  t.is(page.headers.get('x-robots-tag'), 'noindex');
+  t.regex(await page.text(), /<h1>Morning run<\/h1>/);
+  // Any Accept gets the page: a link is opened by browsers, mail readers and chat previews alike.
+  t.is((await api.fetch(path)).status, 200);
+  // The list and the key read carry the same url.
+  const listed = await api.call('GET', '/share_activities', u);
+  t.is(listed.body['hydra:member'][0].url, created.body.url);
+  t.is((await publicGet(token)).body.url, created.body.url);
+
+  t.is((await api.call('DELETE', `/share_activities/${token}`, u)).status, 204);
+  const gone = await api.fetch(path, { headers: { accept } });
+  t.is(gone.status, 404);
+  t.regex(gone.headers.get('content-type') ?? '', /^text\/html/);
+  t.is(gone.headers.get('cache-control'), 'no-store');
+  t.regex(await gone.text(), /cannot be shown/);
+  for (const bad of ['AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'x', '%3Cscript%3E'])
+    t.is((await api.fetch(`/v2/share_activities/${bad}/page`)).status, 404, bad);
 });
 
 test('the public GET needs the API key (401 in the Hydra format); a bearer token is not needed', async (t) => {
@@ -275,7 +320,7 @@ test("GET /share_activities lists the caller's shares newest first, filtered by 
 
   const plain = await api.call('GET', '/share_activities', u, { headers: { accept: 'application/json' } });
   t.true(Array.isArray(plain.body));
-  t.deepEqual(Object.keys(plain.body[0]), ['id', 'user', 'createdAt', 'updatedAt', 'activity']);
+  t.deepEqual(Object.keys(plain.body[0]), ['id', 'user', 'url', 'createdAt', 'updatedAt', 'activity']);
   t.false('@id' in plain.body[0].activity, 'no JSON-LD member at any level');
   t.is(plain.body[0].activity.id, a1);
 
@@ -335,6 +380,7 @@ test('the Content-Security-Policy names no origin: only hashed inline scripts an
     name: null,
     sportName: 'Running',
     sportFamily: 'fitness',
+    pace: false,
     startdate: new Date('2024-05-01T06:30:00Z'),
     duration: 60,
     summary: [],
@@ -409,7 +455,20 @@ test('charts: at most MAX_CHART_POINTS points each; speed in km/h from the datas
 
   // Nothing to draw: null charts.
   const empty = shareCharts({ ...dayLong(false), datastream: emptyDatastream(), track: emptyTrack() });
-  t.deepEqual(empty, { speed: null, heartRate: null, elevation: null });
+  t.deepEqual(empty, { speed: null, pace: null, heartRate: null, elevation: null });
+});
+
+test('pace chart (foot sports): minutes per km from the averaged speed, none while standing', (t) => {
+  t.is(shareCharts(dayLong(true)).pace, null, 'only when asked');
+  const { pace } = shareCharts(dayLong(true), MAX_CHART_POINTS, { pace: true });
+  t.true((pace?.elapsed.length ?? 0) <= MAX_CHART_POINTS);
+  t.true(
+    pace?.values.every((v) => v === 6),
+    '10 km/h is 6 min/km',
+  );
+  const standing = paceOf({ elapsed: [0, 1, 2], values: [12, 0.5, null] });
+  t.deepEqual(standing, { elapsed: [0, 1, 2], values: [5, null, null] });
+  t.is(paceOf({ elapsed: [0], values: [0] }), null);
 });
 
 test('downsampling keeps short series as they are, breaks the line where a bucket has no value', (t) => {
@@ -430,7 +489,14 @@ test('summary values read as a person reads them, with the units of the referent
   t.is(formatSummaryValue(line(18, 'm', 312.4)), '312 m');
   t.is(formatSummaryValue(line(9, 'm/h', 10_672)), '10.7 km/h');
   t.is(formatSummaryValue(line(24, 's', 3725)), '1:02:05');
-  t.is(formatSummaryValue(line(4, 'bpm', 141.3)), '141.3 bpm');
+  t.is(formatSummaryValue(line(4, 'bpm', 141.3)), '141 bpm', 'heart rates in whole beats');
+  t.is(formatSummaryValue(line(3, 'bpm', 171.5)), '172 bpm');
+  // Foot sports read speeds as a pace: whole seconds, so 359.6 s per km reads 6:00.
+  t.is(formatSummaryValue(line(9, 'm/h', 10_012), true), '6:00 /km');
+  t.is(formatSummaryValue(line(7, 'm/h', 20_000), true), '3:00 /km');
+  t.is(formatPace(4_000), '15:00 /km');
+  t.is(formatPace(900), '-', 'standing has no pace');
+  t.is(formatPace(1_000), '1:00:00 /km');
   t.is(formatSummaryValue(line(23, 'kcal', 1234)), '1,234 kcal');
   t.is(formatSummaryValue(line(20, 'bool', 1)), 'yes');
   t.is(formatSummaryValue(line(36, 'none', 2)), '2');

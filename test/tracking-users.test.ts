@@ -75,6 +75,16 @@ test('an expired token is refused', async (t) => {
   t.regex(res.body['hydra:description'], /expired/);
 });
 
+test('a token minted for another issuer (PUBLIC_URL mismatch) is refused in the Hydra format, naming the claim', async (t) => {
+  const u = await api.user();
+  const elsewhere = await mintToken(api.database.db, api.config, u, { issuer: 'http://localhost:3100' });
+  const res = await api.call('GET', '/me', null, { headers: { authorization: `Bearer ${elsewhere}` } });
+  t.is(res.status, 401);
+  t.is(res.body['@type'], 'hydra:Error');
+  t.regex(res.body['hydra:description'], /issued by "http:\/\/localhost:3100".*"iss" claim.*PUBLIC_URL/);
+  t.true(res.body['hydra:description'].includes(`"${api.config.issuer}"`));
+});
+
 test('GET /me and /me/ answer the caller, created on the first call with the fields of the spec', async (t) => {
   const u = await api.user();
   const res = await api.call('GET', '/me', u);

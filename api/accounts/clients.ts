@@ -7,6 +7,7 @@ import {
   redirectUriProblem,
   registerClient,
 } from '../../shared/accounts/clients.ts';
+import { TOKEN_ENDPOINT_AUTH_METHODS } from '../../shared/db/schema/accounts.ts';
 import type { AppContext } from '../context.ts';
 import { bearerToken, hasRole } from '../http/auth.ts';
 import { forbidden, HttpError, notFound } from '../http/errors.ts';
@@ -19,6 +20,10 @@ const registration = z
       .array(z.string().max(2000, 'at most 2000 characters'))
       .min(1, 'give at least one redirect URI')
       .max(20, 'at most 20 redirect URIs'),
+    token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).optional().meta({
+      description:
+        '`none` registers a public client: a native or mobile app (RFC 8252) that cannot keep a secret. It sends no secret to `/token` and must use PKCE (S256); it may also redirect to a private-use URI scheme in reverse domain notation (`com.example.fit:/callback`). Its `client_secret` only authenticates the API key calls below: keep it off the device. Default `client_secret_basic`.',
+    }),
     first_party: z.boolean().optional().meta({
       description:
         "Staff only (a bearer with the `admin` scope): the service's own application, whose users are not asked to consent. Default false: a third-party application, whose users always see a consent page.",
@@ -26,7 +31,7 @@ const registration = z
   })
   .superRefine((v, ctx) => {
     v.redirect_uris.forEach((uri, i) => {
-      const problem = redirectUriProblem(uri);
+      const problem = redirectUriProblem(uri, v.token_endpoint_auth_method === 'none');
       if (problem) ctx.addIssue({ code: 'custom', path: ['redirect_uris', i], message: problem });
     });
   });
@@ -39,6 +44,7 @@ const registered = z.object({
   client_id_issued_at: z.number().int(),
   client_secret_expires_at: z.literal(0),
   first_party: z.boolean(),
+  token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS),
 });
 
 const apiKey = z.object({
@@ -108,6 +114,7 @@ export function clientsRouter(app: AppContext): ApiRouter {
         redirect_uris: body.redirect_uris,
         ownerAccountId: principal?.accountId,
         firstParty: body.first_party ?? false,
+        ...(body.token_endpoint_auth_method ? { tokenEndpointAuthMethod: body.token_endpoint_auth_method } : {}),
       });
       ctx.status = 201;
       ctx.set('Cache-Control', 'no-store');

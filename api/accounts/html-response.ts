@@ -1,12 +1,17 @@
 /** How the login and registration pages are answered: strict headers, HTML even for errors. */
 import type { Context, Middleware } from 'koa';
+import { redirectTarget } from '../../shared/accounts/clients.ts';
 import { HttpError } from '../http/errors.ts';
 import { alert, page } from './html.ts';
 
-/** Sets a strict CSP on our pages; forms may post to us and be redirected to the client's redirect_uri. */
+/**
+ * Sets a strict CSP on our pages; forms may post to us and be redirected to the client's
+ * redirect_uri (browsers apply form-action to that redirect too: a native app's private-use
+ * scheme is named by its scheme).
+ */
 export function securityHeaders(ctx: Context, redirectUri?: unknown): void {
-  const origin = typeof redirectUri === 'string' ? URL.parse(redirectUri)?.origin : undefined;
-  const formAction = ["'self'", origin && origin !== 'null' ? origin : ''].filter(Boolean).join(' ');
+  const target = typeof redirectUri === 'string' ? redirectTarget(redirectUri) : undefined;
+  const formAction = ["'self'", target?.source ?? ''].filter(Boolean).join(' ');
   ctx.set(
     'Content-Security-Policy',
     `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Provider } from 'oidc-provider';
 import { authenticate, createAccount, EmailTakenError } from '../../shared/accounts/accounts.ts';
-import { type ClientRecord, findClient } from '../../shared/accounts/clients.ts';
+import { type ClientRecord, findClient, redirectTarget } from '../../shared/accounts/clients.ts';
 import { findConsent, recordConsent } from '../../shared/accounts/consents.ts';
 import { grantableApiScopes, knownScopes, OIDC_SCOPES, SCOPE_DESCRIPTIONS } from '../../shared/auth/scopes.ts';
 import type { AppContext } from '../context.ts';
@@ -104,7 +104,7 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
   }
 
   function showConsent(ctx: Context, d: Interaction, client: ClientRecord, asked: string[], extending: boolean): void {
-    const returnTo = URL.parse(String(d.params.redirect_uri))?.origin ?? String(d.params.redirect_uri);
+    const returnTo = redirectTarget(String(d.params.redirect_uri))?.label ?? String(d.params.redirect_uri);
     const page = consentPage({
       action: `/interaction/${d.uid}/consent`,
       csrf: csrfToken(ctx),
@@ -211,7 +211,7 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
       ctx,
       200,
       'Account ready',
-      `<h1>Account ready</h1><p role="status">${escapeHtml(REGISTERED)}</p><p>Sign in from an application to get a token (see docs/accounts.md), or manage the applications you allowed on <a href="/account">your account page</a>.</p>`,
+      `<h1>Account ready</h1><p role="status">${escapeHtml(REGISTERED)}</p><p>Go back to the app or site you came from and sign in there with this email: it will ask you here what it may see and do. You can review and withdraw what you allowed any application on <a href="/account">your account page</a>.</p>`,
     );
   }
 

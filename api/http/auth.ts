@@ -23,6 +23,7 @@ import type { Config } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
 import { HttpError, unauthorized } from './errors.ts';
+import { type TokenExpectations, tokenFailure } from './token-failures.ts';
 import { unavailableDependency } from './unavailable.ts';
 
 /** Who is calling, after the token was verified and matched to an account. */
@@ -85,11 +86,22 @@ export class TokenVerifier {
     try {
       return await this.#verifyPayload(token);
     } catch (error) {
-      if (error instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired');
       // The keys could not be read (PostgreSQL down): a 503, not a verdict on the token.
       if (unavailableDependency(error)) throw error;
-      throw unauthorized('The access token is invalid');
+      throw unauthorized(tokenFailure(error, token, this.#expectations(token)));
     }
+  }
+
+  /** What a token is checked against: the external provider's settings for its tokens, else ours. */
+  #expectations(token: string): TokenExpectations {
+    const c = this.#config;
+    if (this.#external && c.AUTH_EXTERNAL_ISSUER && safeIssuer(token) === c.AUTH_EXTERNAL_ISSUER)
+      return {
+        issuer: c.AUTH_EXTERNAL_ISSUER,
+        audience: c.AUTH_EXTERNAL_AUDIENCE ?? c.AUTH_AUDIENCE,
+        algorithms: c.AUTH_EXTERNAL_ALGORITHMS.split(',').map((a) => a.trim()),
+      };
+    return { issuer: c.issuer, audience: c.AUTH_AUDIENCE, algorithms: LOCAL_ALGORITHMS };
   }
 
   /**

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
 import { DATATYPE } from '../../shared/tracking/activities/data.ts';
-import { type ChartSeries, shareCharts } from '../../shared/tracking/shares/charts.ts';
+import { type ChartSeries, MIN_PACE_SPEED_KMH, shareCharts } from '../../shared/tracking/shares/charts.ts';
 import type { SharePageFacts, SummaryLine } from '../../shared/tracking/shares/store.ts';
 import { placeholderSvg } from '../../shared/tracking/thumbnail/placeholder.ts';
 import { trackSvg } from '../../shared/tracking/thumbnail/track-svg.ts';
@@ -52,20 +52,26 @@ const PAGE_JS = `(() => {
   const STEPS = [1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
   const plots = [];
   const widthOf = (el) => Math.max(260, el.clientWidth);
+  // A pace (minutes per km) reads as m:ss, and a faster pace is drawn higher.
+  const pace = (min) => clock(min * 60);
   for (const chart of data.charts) {
     const el = document.getElementById('plot-' + chart.key);
+    const isPace = chart.key === 'pace';
     const plot = new uPlot({
       width: widthOf(el),
       height: 220,
-      scales: { x: { time: false } },
-      axes: [{ incrs: STEPS, values: (u, ticks) => ticks.map(clock) }, { label: chart.unit, size: 60 }],
+      scales: { x: { time: false }, y: isPace ? { dir: -1 } : {} },
+      axes: [
+        { incrs: STEPS, values: (u, ticks) => ticks.map(clock) },
+        isPace ? { label: chart.unit, size: 60, values: (u, ticks) => ticks.map(pace) } : { label: chart.unit, size: 60 },
+      ],
       series: [
         { label: 'Time', value: (u, v) => (v == null ? '-' : clock(v)) },
         {
           label: chart.label,
           stroke: chart.color,
           width: 2,
-          value: (u, v) => (v == null ? '-' : v + ' ' + chart.unit),
+          value: (u, v) => (v == null ? '-' : (isPace ? pace(v) : v) + ' ' + chart.unit),
         },
       ],
     }, [chart.elapsed, chart.values], el);
@@ -95,11 +101,20 @@ const POLICY = [
 /** Sent as a header with the page (framing only by our own origin's pages). */
 export const SHARE_PAGE_CSP = [...POLICY, "frame-ancestors 'self'"].join('; ');
 
-const CHARTS: { key: 'speed' | 'heartRate' | 'elevation'; title: string; unit: string; color: string }[] = [
-  { key: 'speed', title: 'Speed', unit: 'km/h', color: '#1c7ed6' },
+interface ChartSpec {
+  key: 'speed' | 'pace' | 'heartRate' | 'elevation';
+  title: string;
+  unit: string;
+  color: string;
+}
+const SPEED_CHART: ChartSpec = { key: 'speed', title: 'Speed', unit: 'km/h', color: '#1c7ed6' };
+const PACE_CHART: ChartSpec = { key: 'pace', title: 'Pace', unit: 'min/km', color: '#1c7ed6' };
+const OTHER_CHARTS: ChartSpec[] = [
   { key: 'heartRate', title: 'Heart rate', unit: 'bpm', color: '#e03131' },
   { key: 'elevation', title: 'Elevation', unit: 'm', color: '#2b8a3e' },
 ];
+/** Runners and walkers read a pace where others read a speed. */
+const chartsFor = (pace: boolean): ChartSpec[] => [pace ? PACE_CHART : SPEED_CHART, ...OTHER_CHARTS];
 
 const number = (value: number, digits: number) =>
   new Intl.NumberFormat('en', { maximumFractionDigits: digits }).format(value);
@@ -112,16 +127,33 @@ export function formatDuration(seconds: number): string {
   return `${h}:${String(m).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
 }
 
+/** A speed in m/h as a pace, `m:ss /km`; `-` when too slow to have one (standing). */
+export function formatPace(metresPerHour: number): string {
+  if (!(metresPerHour >= MIN_PACE_SPEED_KMH * 1000)) return '-';
+  // Whole seconds first, so 359.6 s reads 6:00 and never 5:60.
+  const seconds = Math.round(3_600_000 / metresPerHour);
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const clock = h > 0 ? `${h}:${String(m).padStart(2, '0')}` : String(m);
+  return `${clock}:${String(seconds % 60).padStart(2, '0')} /km`;
+}
+
+/** The labels of the speeds shown as paces; another speed keeps its name. */
+const PACE_LABELS: Record<number, string> = { [DATATYPE.SPEED_AVG]: 'Average pace', [DATATYPE.SPEED_MAX]: 'Best pace' };
+
 /**
  * A summary value as a person reads it, from the referential's unit: durations as h:mm:ss,
- * speeds (stored in m/h) in km/h, the distance in km, booleans as yes/no, unit-less counts bare.
+ * speeds (stored in m/h) in km/h, or as a pace for foot sports, the distance in km, heart rates
+ * in whole beats, booleans as yes/no, unit-less counts bare.
  */
-export function formatSummaryValue(line: SummaryLine): string {
+export function formatSummaryValue(line: SummaryLine, pace = false): string {
   switch (line.unit) {
     case 's':
       return formatDuration(line.value);
     case 'm/h':
-      return `${number(line.value / 1000, 1)} km/h`;
+      return pace ? formatPace(line.value) : `${number(line.value / 1000, 1)} km/h`;
+    case 'bpm':
+      return `${number(line.value, 0)} bpm`;
     case 'm':
       return line.datatypeId === DATATYPE.DISTANCE
         ? `${number(line.value / 1000, 2)} km`
@@ -162,14 +194,16 @@ function scriptJson(value: unknown): string {
     .replaceAll('\u2029', '\\u2029');
 }
 
-function chartSection(charts: ReturnType<typeof shareCharts>): string {
-  return CHARTS.map(({ key, title, unit }) => {
-    const heading = `<h3 id="title-${key}">${title} (${unit})</h3>`;
-    const body = charts[key]
-      ? `<div class="plot" id="plot-${key}" role="img" aria-labelledby="title-${key}"></div>`
-      : `<p class="empty">No ${title.toLowerCase()} recorded.</p>`;
-    return `<div class="chart" id="chart-${key}">${heading}${body}</div>`;
-  }).join('');
+function chartSection(specs: ChartSpec[], charts: ReturnType<typeof shareCharts>): string {
+  return specs
+    .map(({ key, title, unit }) => {
+      const heading = `<h3 id="title-${key}">${title} (${unit})</h3>`;
+      const body = charts[key]
+        ? `<div class="plot" id="plot-${key}" role="img" aria-labelledby="title-${key}"></div>`
+        : `<p class="empty">No ${title.toLowerCase()} recorded.</p>`;
+      return `<div class="chart" id="chart-${key}">${heading}${body}</div>`;
+    })
+    .join('');
 }
 
 /**
@@ -185,9 +219,10 @@ export function sharePageHtml(input: SharePageInput): string {
   const map = hasTrack
     ? `${trackSvg(input.content.track, { width: 960, height: 540 })}<figcaption>Start in green, finish in red.</figcaption>`
     : `${placeholderSvg(input.sportFamily, 960, 360)}<figcaption>No GPS track was recorded for this activity.</figcaption>`;
-  const charts = shareCharts(input.content);
+  const specs = chartsFor(input.pace);
+  const charts = shareCharts(input.content, undefined, { pace: input.pace });
   const data = {
-    charts: CHARTS.flatMap(({ key, title, unit, color }) => {
+    charts: specs.flatMap(({ key, title, unit, color }) => {
       const series: ChartSeries | null = charts[key];
       return series ? [{ key, label: title, unit, color, elapsed: series.elapsed, values: series.values }] : [];
     }),
@@ -197,7 +232,10 @@ export function sharePageHtml(input: SharePageInput): string {
     ...input.summary
       .filter((line) => line.datatypeId !== DATATYPE.DURATION)
       .sort((a, b) => summaryRank(a.datatypeId) - summaryRank(b.datatypeId) || a.datatypeId - b.datatypeId)
-      .map((line) => ({ label: line.label, text: formatSummaryValue(line) })),
+      .map((line) => ({
+        label: (input.pace && line.unit === 'm/h' && PACE_LABELS[line.datatypeId]) || line.label,
+        text: formatSummaryValue(line, input.pace),
+      })),
   ]
     .map(({ label, text }) => `<div><dt>${escapeHtml(label)}</dt><dd>${escapeHtml(text)}</dd></div>`)
     .join('');
@@ -217,7 +255,7 @@ export function sharePageHtml(input: SharePageInput): string {
 <header><h1>${escapeHtml(title)}</h1><p class="meta">${escapeHtml(input.sportName)} · ${escapeHtml(dateFormat.format(input.startdate))} UTC</p></header>
 <section class="map" aria-labelledby="map-title"><h2 id="map-title">Track</h2><figure>${map}</figure></section>
 <section class="summary" aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2><dl>${summary}</dl></section>
-<section class="charts" aria-labelledby="charts-title"><h2 id="charts-title">Over time</h2>${chartSection(charts)}</section>
+<section class="charts" aria-labelledby="charts-title"><h2 id="charts-title">Over time</h2>${chartSection(specs, charts)}</section>
 </main>
 <script type="application/json" id="share-data">${scriptJson(data)}</script>
 <script>${UPLOT_JS}</script>

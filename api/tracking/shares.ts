@@ -13,7 +13,6 @@ import {
   type SharedActivityContent,
   shareByToken,
   sharedActivityContent,
-  sharePageFacts,
 } from '../../shared/tracking/shares/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
@@ -23,7 +22,7 @@ import type { ApiRouter } from '../http/route.ts';
 import { activityFileRepresentations } from './activity-files.ts';
 import { trackingCallerOf } from './identity.ts';
 import { dateTimeOut, iriOf, listFilterOf, listFilterShape, pagingShape, writeBody } from './schemas.ts';
-import { SHARE_PAGE_CSP, sharePageHtml } from './share-page.ts';
+import { sendSharePage, shareLinkPath, shareLinkRoute } from './share-link.ts';
 
 const PATH = '/share_activities';
 
@@ -35,6 +34,10 @@ const shareSchema = z
     activity: z.object({}).loose().meta({
       description:
         'the shared Activity, embedded: with `datastream` and `locations` on POST and GET of one share, without them in the list',
+    }),
+    url: z.url().meta({
+      description:
+        'the link to send: it opens the activity’s page in any browser, without an API key, until the share is deleted',
     }),
     createdAt: dateTimeOut,
     updatedAt: dateTimeOut.meta({ description: 'a share never changes: its creation time' }),
@@ -48,7 +51,7 @@ const createBody = writeBody(
     user: iriOf('users').meta({ description: "the caller's own IRI" }),
     activity: iriOf('activities').meta({ description: 'one of the caller’s activities' }),
   },
-  ['id', 'createdAt', 'updatedAt'],
+  ['id', 'url', 'createdAt', 'updatedAt'],
 );
 
 const listQuery = z.object({
@@ -63,32 +66,38 @@ const tokenParams = z.object({ id: z.string().max(256) });
 const shareIri = (token: string) => iri('share_activities', token);
 
 /** The members of a share but its activity (no `@context`, `@id`, `@type`). */
-function shareFields(s: SharedActivity) {
+function shareFields(s: SharedActivity, publicUrl: string) {
   return {
     id: s.share.token,
     user: iri('users', s.share.user_id),
+    url: `${publicUrl}${shareLinkPath(s.share.token)}`,
     createdAt: formatDateTime(s.share.created_at),
     updatedAt: formatDateTime(s.share.created_at),
   };
 }
 
 /** The list's members: the activity as a node without its streams. */
-const shareView: HydraView<SharedActivity, typeof shareSchema> = {
+const shareViewOf = (publicUrl: string): HydraView<SharedActivity, typeof shareSchema> => ({
   type: 'ShareActivity',
   path: `${TRACKING_PREFIX}${PATH}`,
   id: (s) => s.share.token,
   fields: (s) => ({
-    ...shareFields(s),
+    ...shareFields(s, publicUrl),
     activity: { '@id': iri('activities', s.row.id), '@type': 'Activity', ...activityFields(s.row) },
   }),
-};
+});
 
 /**
  * One share with its whole activity, streams included, as JSON bytes: the share's members, then
  * `activity`, whose document is written by the activities' writer (streams straight from their
  * columns, no object per sample).
  */
-function shareDocument(found: SharedActivityContent, jsonLd: boolean): Buffer {
+function shareDocument(
+  found: SharedActivityContent,
+  jsonLd: boolean,
+  shareView: HydraView<SharedActivity, typeof shareSchema>,
+  publicUrl: string,
+): Buffer {
   const activityHead = jsonLd
     ? { '@id': iri('activities', found.row.id), '@type': 'Activity', ...activityFields(found.row) }
     : activityFields(found.row);
@@ -101,44 +110,33 @@ function shareDocument(found: SharedActivityContent, jsonLd: boolean): Buffer {
           '@type': shareView.type,
         }
       : {}),
-    ...shareFields(found),
+    ...shareFields(found, publicUrl),
   };
   const text = JSON.stringify(head);
   return Buffer.concat([Buffer.from(`${text.slice(0, -1)},"activity":`), activity, Buffer.from('}')]);
 }
 
 /** ld+json (default), plain JSON, or the public HTML page of the activity. */
-function shareRepresentations(app: AppContext) {
-  const json = (jsonLd: boolean) => (found: unknown) => shareDocument(found as SharedActivityContent, jsonLd);
+function shareRepresentations(app: AppContext, shareView: HydraView<SharedActivity, typeof shareSchema>) {
+  const json = (jsonLd: boolean) => (found: unknown) =>
+    shareDocument(found as SharedActivityContent, jsonLd, shareView, app.config.PUBLIC_URL);
   return {
     'application/ld+json': json(true),
     'application/json': json(false),
-    'text/html': async (found: unknown, ctx: Context) => {
-      const { row, content } = found as SharedActivityContent;
-      ctx.set('Content-Security-Policy', SHARE_PAGE_CSP);
-      ctx.set('Cache-Control', 'no-store');
-      ctx.set('Referrer-Policy', 'no-referrer');
-      ctx.set('X-Robots-Tag', 'noindex');
-      ctx.type = 'text/html; charset=utf-8';
-      return sharePageHtml({
-        name: row.name,
-        startdate: row.startdate,
-        duration: row.duration,
-        content,
-        ...(await sharePageFacts(app.db, row, content)),
-      });
-    },
+    'text/html': (found: unknown, ctx: Context) => sendSharePage(app, ctx, found as SharedActivityContent),
   };
 }
 
 /**
  * /v2/share_activities (docs/tracking-sharing-thumbnails.md): a user shares one of their
  * activities and gets a public token; anyone with the token and an API key reads the activity
- * (ld+json, json, or an HTML page with the track and charts) until the owner deletes the share.
+ * (ld+json, json, or an HTML page with the track and charts) until the owner deletes the share;
+ * a person opens the page from the share's `url` in a browser, with no key (share-link.ts).
  */
 export function sharesResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  const representations = shareRepresentations(app);
+  const shareView = shareViewOf(app.config.PUBLIC_URL);
+  const representations = shareRepresentations(app, shareView);
   new Resource(router, app, {
     path: PATH,
     itemPath: '/:id',
@@ -161,7 +159,7 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
         // The handler below always answers a page of SharedActivity.
         'application/json': (page) =>
           (page as unknown as { items: SharedActivity[] }).items.map((item) => ({
-            ...shareFields(item),
+            ...shareFields(item, app.config.PUBLIC_URL),
             activity: activityFields(item.row),
           })),
       },
@@ -201,4 +199,6 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
         await revokeShare(db, caller, params.id);
       },
     });
+  // The share's `url`: the same page for a person's browser, which sends no API key.
+  shareLinkRoute(router, app);
 }

@@ -140,8 +140,9 @@ export async function purgeExpiredOidcPayloads(db: Db): Promise<number> {
 /**
  * A registered client as oidc-provider sees it. The secret is stored hashed: `client_secret`
  * carries the hash and the provider's secret comparison is replaced (see api/accounts/provider.ts).
- * Clients with an http loopback redirect URI are "native" (the only type oidc-provider lets use
- * http loopback redirects with the implicit flow); others are "web" (https only).
+ * Public clients and clients with an http loopback redirect URI are "native" (the only type
+ * oidc-provider lets use http loopback redirects with the implicit flow, on any port); others are
+ * "web" (https only).
  */
 async function clientMetadata(db: Db, id: string): Promise<AdapterPayload | undefined> {
   const client = await findClient(db, id);
@@ -150,16 +151,25 @@ async function clientMetadata(db: Db, id: string): Promise<AdapterPayload | unde
     const url = URL.parse(u);
     return url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
   });
+  // A public client is a native app (RFC 8252): code flow only, no secret, PKCE required
+  // (provider.ts). oidc-provider lets native clients use private-use schemes and any loopback port.
+  if (client.tokenEndpointAuthMethod === 'none')
+    return {
+      client_id: client.id,
+      client_name: client.name,
+      redirect_uris: client.redirectUris.filter((u) => !isHttpsLoopback(u)),
+      application_type: 'native',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'RS256',
+      first_party: client.firstParty,
+    };
   return {
     client_id: client.id,
     client_secret: client.secretHash,
     client_name: client.name,
-    redirect_uris: loopback
-      ? client.redirectUris.filter(
-          (u) =>
-            !u.startsWith('https://localhost') && !u.startsWith('https://127.0.0.1') && !u.startsWith('https://[::1]'),
-        )
-      : client.redirectUris,
+    redirect_uris: loopback ? client.redirectUris.filter((u) => !isHttpsLoopback(u)) : client.redirectUris,
     application_type: loopback ? 'native' : 'web',
     grant_types: ['authorization_code', 'implicit'],
     response_types: ['code', 'id_token', 'id_token token'],
@@ -167,4 +177,9 @@ async function clientMetadata(db: Db, id: string): Promise<AdapterPayload | unde
     id_token_signed_response_alg: 'RS256',
     first_party: client.firstParty,
   };
+}
+
+/** oidc-provider refuses https on a loopback host for native clients (it is no claimed https URI). */
+function isHttpsLoopback(uri: string): boolean {
+  return uri.startsWith('https://localhost') || uri.startsWith('https://127.0.0.1') || uri.startsWith('https://[::1]');
 }

@@ -19,9 +19,10 @@ export interface ComputeResult {
 /**
  * What each sport is practised with: one row per (subject, sport) where a subject is an approved
  * place (`place`) or a person (`person`). Co-practice counts the subjects two sports share.
- * Tracking activities do not exist yet; when they do, their branch is one more `union`:
- *   union select 'person', a.account_number, a.sport_id from tracking_activities a
- * (distinct: a person practising a sport a hundred times counts once).
+ * People's tracking activities are left out on purpose: a rare pair practised by one person
+ * would name that person in a public ranking (docs/recommendations.md, Co-practice). Counting
+ * them is one more `union` branch over `activities` (a person counted once per sport), with a
+ * floor of distinct people per pair in the co-practice insert.
  */
 const PRACTICE = sql`
   select distinct 'place'::text as kind, pa.place_id::bigint as subject, pa.sport_id

@@ -152,16 +152,6 @@ export async function authorizationCode(
     consent?: 'allow' | 'deny';
   },
 ): Promise<string> {
-  const jar = new CookieJar();
-  const go = async (url: string, init: RequestInit = {}): Promise<Response> => {
-    const res = await fetch(new URL(url, baseUrl), {
-      ...init,
-      redirect: 'manual',
-      headers: { ...(init.headers as Record<string, string>), cookie: jar.header() },
-    });
-    jar.store(res);
-    return res;
-  };
   const query = new URLSearchParams({
     response_type: 'code',
     client_id: opts.clientId,
@@ -173,7 +163,33 @@ export async function authorizationCode(
     query.set('code_challenge', opts.codeChallenge);
     query.set('code_challenge_method', 'S256');
   }
-  let res = await go(`${opts.path ?? '/authorize'}?${query}`);
+  const location = await authorizationRedirect(baseUrl, `${opts.path ?? '/authorize'}?${query}`, opts);
+  const code = URL.parse(location)?.searchParams.get('code');
+  if (!code) throw new Error(`no code in the redirect (${location})`);
+  return code;
+}
+
+/**
+ * Where the provider sends the browser back after an authorization request (`authorizeUrl`,
+ * absolute or relative to `baseUrl`): the sign-in form and the consent page are answered as a
+ * browser would, over plain HTTP. The redirect URI may use any scheme: it is never followed.
+ */
+export async function authorizationRedirect(
+  baseUrl: string,
+  authorizeUrl: string,
+  opts: { redirectUri: string; email: string; password: string; consent?: 'allow' | 'deny' },
+): Promise<string> {
+  const jar = new CookieJar();
+  const go = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const res = await fetch(new URL(url, baseUrl), {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie: jar.header() },
+    });
+    jar.store(res);
+    return res;
+  };
+  let res = await go(authorizeUrl);
   // /oauth/authorize first redirects to /authorize; follow until the sign-in page.
   while (res.status >= 300 && res.status < 400 && !res.headers.get('location')?.startsWith(opts.redirectUri))
     res = await go(res.headers.get('location') ?? '');
@@ -201,7 +217,7 @@ export async function authorizationCode(
     while (res.status >= 300 && res.status < 400 && !res.headers.get('location')?.startsWith(opts.redirectUri))
       res = await go(res.headers.get('location') ?? '');
   }
-  const code = URL.parse(res.headers.get('location') ?? '')?.searchParams.get('code');
-  if (!code) throw new Error(`no code in the redirect (HTTP ${res.status})`);
-  return code;
+  const location = res.headers.get('location');
+  if (!location?.startsWith(opts.redirectUri)) throw new Error(`no redirect to the client (HTTP ${res.status})`);
+  return location;
 }

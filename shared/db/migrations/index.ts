@@ -20,6 +20,7 @@ import * as m0048 from './0048_activity_streams_lz4.ts';
 import * as m0050 from './0050_accounts_consent.ts';
 import * as m0051 from './0051_places_moderation.ts';
 import * as m0052 from './0052_outbox_done.ts';
+import * as m0053 from './0053_public_clients.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0050_accounts_consent': m0050,
   '0051_places_moderation': m0051,
   '0052_outbox_done': m0052,
+  '0053_public_clients': m0053,
 };

@@ -54,9 +54,15 @@ export interface OAuthClientsTable {
   owner_account_id: string | null;
   /** Registered by staff: no consent screen. Third-party clients always ask. */
   first_party: Generated<boolean>;
+  /** `none`: a public client (a native or mobile app, RFC 8252): no secret at the token endpoint, PKCE required. */
+  token_endpoint_auth_method: Generated<TokenEndpointAuthMethod>;
   created_at: Generated<Date>;
   revoked_at: Date | null;
 }
+
+/** How a client authenticates at the token endpoint (migration 0053). */
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'none'] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
 
 /** What a user allowed a third-party client (scopes), until they revoke it. */
 export interface OAuthConsentsTable {

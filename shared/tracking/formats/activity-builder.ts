@@ -194,7 +194,7 @@ export function buildActivity(points: PointCollector, input: BuildInput): BuiltA
   if (lastElapsed > IMPORT_LIMITS.maxDurationSeconds) {
     throw new ImportError(
       'too-large',
-      `the points span ${lastElapsed} s; an activity lasts at most ${IMPORT_LIMITS.maxDurationSeconds} s (31 days)`,
+      `the recording spans ${lastElapsed} s, more than the ${IMPORT_LIMITS.maxDurationSeconds} s (7 days) an activity may last`,
     );
   }
   const declaredEnd = input.declaredEnd === undefined ? Number.NaN : seconds(input.declaredEnd) - start;

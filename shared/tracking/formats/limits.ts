@@ -1,3 +1,5 @@
+import { ACTIVITY_LIMITS } from '../activities/content.ts';
+
 /**
  * What an imported file may hold. The byte caps bound the parsers' memory (fast-xml-parser builds
  * a tree of about ten times the XML's size; the FIT SDK decodes at about 1 MB/s here); the other
@@ -10,8 +12,8 @@ export const IMPORT_LIMITS = {
   maxFitBytes: 16 * 1024 * 1024,
   /** Distinct seconds kept (a week at 1 Hz is 604,800). */
   maxSamples: 1_000_000,
-  /** From the first to the last second (multi-day ultra events fit; a year-long log does not). */
-  maxDurationSeconds: 31 * 24 * 3600,
+  /** From the first to the last second: the span any activity may have (seven days), one limit for files and JSON. */
+  maxDurationSeconds: ACTIVITY_LIMITS.maxSeconds,
   /** Longer names are cut (at a character boundary). */
   maxNameLength: 255,
 } as const;

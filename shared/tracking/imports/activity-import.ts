@@ -39,9 +39,9 @@ export interface ImportedActivityRow {
 }
 
 /**
- * Why a file's content cannot be stored as one activity, if so: the importers allow 31 days of
- * points, an activity spans at most ACTIVITY_LIMITS.maxSeconds, and its datastream is bounded in
- * cells as a JSON create is.
+ * Why a file's content cannot be stored as one activity, if so: an activity spans at most
+ * ACTIVITY_LIMITS.maxSeconds (the importers stop at the same span, but a declared duration may
+ * reach further), and its datastream is bounded in cells as a JSON create is.
  */
 export function storageProblem(content: ActivityContent): ImportError | undefined {
   const L = ACTIVITY_LIMITS;

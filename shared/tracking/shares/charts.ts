@@ -9,6 +9,8 @@ export interface ChartSeries {
 export interface ShareCharts {
   /** km/h. */
   speed: ChartSeries | null;
+  /** Minutes per km (decimal), for foot sports only (`pace` asked); null where the athlete stood. */
+  pace: ChartSeries | null;
   /** bpm. */
   heartRate: ChartSeries | null;
   /** m. */
@@ -21,18 +23,28 @@ export interface ShareCharts {
  */
 export const MAX_CHART_POINTS = 1000;
 
+/**
+ * Below this speed (km/h) a point has no pace: the athlete stands, and a pace of hours per km
+ * would flatten the rest of the chart.
+ */
+export const MIN_PACE_SPEED_KMH = 1;
+
 /** Seconds over which a speed is measured from the GPS track (single fixes are too noisy). */
 const SPEED_WINDOW_S = 10;
 const EARTH_RADIUS_M = 6_371_008.8;
 const DEG = Math.PI / 180;
 
 /**
- * The share page's three charts. Each comes from the datastream when the device recorded it
+ * The share page's charts (and, for foot sports, the pace drawn from the speed). Each comes from the datastream when the device recorded it
  * (speed 6 in m/h, heart rate 1, elevation 14) and otherwise from the GPS track where it can
  * (speed over 10-second windows, the track's elevations); a chart without any value is null.
  * Long activities are averaged into at most `maxPoints` time buckets.
  */
-export function shareCharts(content: ActivityContent, maxPoints = MAX_CHART_POINTS): ShareCharts {
+export function shareCharts(
+  content: ActivityContent,
+  maxPoints = MAX_CHART_POINTS,
+  options: { pace?: boolean } = {},
+): ShareCharts {
   const { datastream, track } = content;
   const speedChannel = channel(datastream, DATATYPE.SPEED_CURRENT, 1 / 1000);
   const speed = speedChannel ?? trackSpeed(track);
@@ -42,9 +54,19 @@ export function shareCharts(content: ActivityContent, maxPoints = MAX_CHART_POIN
     nonEmpty({ elapsed: Array.from(track.elapsed), values: Array.from(track.elevation, finiteOrNull) });
   return {
     speed: speed && downsample(speed, maxPoints, 1),
+    // Buckets average the speed, then invert it: over equal times that is distance over time.
+    pace: options.pace && speed ? paceOf(downsample(speed, maxPoints, 3)) : null,
     heartRate: heartRate && downsample(heartRate, maxPoints, 0),
     elevation: elevation && downsample(elevation, maxPoints, 1),
   };
+}
+
+/** Minutes per km from km/h, to the hundredth of a minute; null where there is no pace. */
+export function paceOf(speed: ChartSeries): ChartSeries | null {
+  return nonEmpty({
+    elapsed: speed.elapsed,
+    values: speed.values.map((kmh) => (kmh !== null && kmh >= MIN_PACE_SPEED_KMH ? round(60 / kmh, 2) : null)),
+  });
 }
 
 function finiteOrNull(v: number): number | null {

@@ -6,7 +6,9 @@ import type { ShareActivitiesTable } from '../../db/schema/shares.ts';
 import { invalid, notFoundError } from '../../errors.ts';
 import type { ActivityContent } from '../activities/data.ts';
 import { type ActivityRow, readActivityContent } from '../activities/store.ts';
+import { sportAncestry } from '../records/records-store.ts';
 import { type SportFamily, sportFamily } from '../thumbnail/placeholder.ts';
+import { isFootSport } from './foot-sports.ts';
 
 export type ShareRow = Selectable<ShareActivitiesTable>;
 
@@ -154,6 +156,8 @@ export interface SummaryLine {
 export interface SharePageFacts {
   sportName: string;
   sportFamily: SportFamily;
+  /** A foot sport: speeds are shown as a pace (min/km). */
+  pace: boolean;
   summary: SummaryLine[];
 }
 
@@ -163,8 +167,9 @@ const english = (names: Record<string, string | null | undefined>, fallback: str
 /** The sport's name and family and each summary value's datatype name and unit, from the referentials. */
 export async function sharePageFacts(db: Db, row: ActivityRow, content: ActivityContent): Promise<SharePageFacts> {
   const ids = [...content.summaries.keys()];
-  const [sport, datatypes] = await Promise.all([
+  const [sport, ancestry, datatypes] = await Promise.all([
     db.selectFrom('sports').select(['names', 'universe_id']).where('id', '=', row.sport_id).executeTakeFirst(),
+    sportAncestry(db, row.sport_id),
     ids.length
       ? db.selectFrom('datatypes').select(['id', 'unit', 'names']).where('id', 'in', ids).execute()
       : Promise.resolve([]),
@@ -179,6 +184,7 @@ export async function sharePageFacts(db: Db, row: ActivityRow, content: Activity
   return {
     sportName: sport ? english(sport.names, `Sport ${row.sport_id}`) : `Sport ${row.sport_id}`,
     sportFamily: sportFamily(sport?.universe_id),
+    pace: isFootSport(ancestry),
     summary,
   };
 }
