@@ -20,7 +20,13 @@ test.after.always(() => api.close());
 
 test('every operation has a unique operationId; the security schemes are the real ones', async (t) => {
   const doc = (await (await api.fetch('/openapi.json')).json()) as {
-    paths: Record<string, Record<string, { operationId?: string; parameters?: { in: string; name: string }[] }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        { operationId?: string; parameters?: { in: string; name: string }[]; security?: Record<string, []>[] }
+      >
+    >;
     components: { securitySchemes: Record<string, { type: string; openIdConnectUrl?: string }> };
   };
   const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
@@ -32,6 +38,8 @@ test('every operation has a unique operationId; the security schemes are the rea
   const schemes = doc.components.securitySchemes;
   t.deepEqual(Object.keys(schemes).sort(), ['apiKey', 'basic', 'bearer', 'openIdConnect']);
   t.is(schemes.openIdConnect?.openIdConnectUrl, `${api.config.PUBLIC_URL}/.well-known/openid-configuration`);
+  t.deepEqual(doc.paths['/api/v1/clients/{client_id}/api-keys']?.post?.security, [{ basic: [] }]);
+  t.deepEqual(doc.paths['/v2/activities']?.post?.security, [{ bearer: [], apiKey: [] }]);
   // Accept-Language is declared where it changes the answer.
   const headers = (p: string, m: string) =>
     (doc.paths[p]?.[m]?.parameters ?? []).filter((x) => x.in === 'header').map((x) => x.name);

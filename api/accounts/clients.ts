@@ -56,6 +56,11 @@ const apiKey = z.object({
   created_at: z.string(),
 });
 
+const listedKey = apiKey.omit({ api_key: true, client_id: true }).extend({
+  last_used_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
+
 const clientAuthError = () =>
   new HttpError(401, 'Unauthorized', 'HTTP Basic authentication with the client_id and client_secret is required', [], {
     'WWW-Authenticate': 'Basic realm="clients"',
@@ -127,7 +132,7 @@ export function clientsRouter(app: AppContext): ApiRouter {
     path: '/clients/:client_id/api-keys',
     summary: 'Issue an API key (x-api-key) for a client',
     description: 'Authenticate with HTTP Basic client_id:client_secret. The key is shown once and stored hashed.',
-    security: [],
+    security: ['basic'],
     params,
     body: z.object({ label: z.string().trim().max(100, 'at most 100 characters').optional() }).optional(),
     responses: {
@@ -145,14 +150,19 @@ export function clientsRouter(app: AppContext): ApiRouter {
     method: 'get',
     path: '/clients/:client_id/api-keys',
     summary: "List a client's API keys (prefixes only)",
+    security: ['basic'],
     params,
-    responses: { 200: { description: 'Keys' }, 401: { description: 'Client credentials missing or wrong' } },
+    responses: {
+      200: { description: 'Keys', schema: z.object({ api_keys: z.array(listedKey) }) },
+      401: { description: 'Client credentials missing or wrong' },
+    },
     handler: async (ctx) => ({ api_keys: await listApiKeys(app.db, (await clientFromBasic(app, ctx)).id) }),
   });
   r.add({
     method: 'delete',
     path: '/clients/:client_id/api-keys/:key_id',
     summary: 'Revoke an API key',
+    security: ['basic'],
     params: z.object({ client_id: z.string().min(1).max(100), key_id: z.string().min(1).max(100) }),
     responses: { 204: { description: 'Revoked' }, 404: { description: 'No such live key' } },
     handler: async (ctx, { params: p }) => {
