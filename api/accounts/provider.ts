@@ -1,7 +1,8 @@
 import Router from '@koa/router';
+import type { JWK as SigningKeyJwk } from 'jose';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { type Configuration, errors, Provider } from 'oidc-provider';
+import { type Configuration, errors, Provider, type JWK as ProviderJwk } from 'oidc-provider';
 import { findAccountById, oidcClaims } from '../../shared/accounts/accounts.ts';
 import { revokeTokenId } from '../../shared/accounts/revocation.ts';
 import { secretMatches } from '../../shared/accounts/secrets.ts';
@@ -31,6 +32,11 @@ export const TTL = {
   Session: 14 * 24 * 3600,
   Grant: 14 * 24 * 3600,
 };
+
+/** A key as oidc-provider types it: jose's JWK members, named one by one (no index signature). */
+function providerJwk({ kid, kty, alg, crv, use, d, x, y, n, e, p, q, dp, dq, qi }: SigningKeyJwk): ProviderJwk {
+  return { kid, kty, alg, crv, use, d, x, y, n, e, p, q, dp, dq, qi };
+}
 
 /** Where oidc-provider's endpoints live (DESIGN: accounts own /authorize, /.well-known, /oauth/...). */
 export const PROVIDER_ROUTES = {
@@ -63,7 +69,7 @@ export async function createProvider(
   const keys = await ensureSigningKeys(db);
   const configuration: Configuration = {
     adapter: postgresAdapterFactory(db),
-    jwks: { keys: keys.map((k) => k.privateJwk) as never },
+    jwks: { keys: keys.map((k) => providerJwk(k.privateJwk)) },
     cookies: {
       keys: cookieKeys,
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
@@ -170,12 +176,10 @@ export async function createProvider(
       };
   });
   // Client secrets are stored hashed (oauth_clients.secret_hash): compare hashes.
-  provider.Client.prototype.compareClientSecret = function compareClientSecret(
-    this: { clientSecret: string },
-    actual: string,
-  ) {
-    return Promise.resolve(typeof actual === 'string' && secretMatches(actual, this.clientSecret));
-  } as never;
+  provider.Client.prototype.compareClientSecret = function compareClientSecret(actual: string) {
+    const stored = this.clientSecret;
+    return Promise.resolve(typeof actual === 'string' && stored !== undefined && secretMatches(actual, stored));
+  };
   return provider;
 }
 

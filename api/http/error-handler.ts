@@ -23,7 +23,7 @@ const prototypeMember = () =>
   ]);
 const notJson = () => badRequest('The request body is not valid JSON');
 
-/** Errors thrown by body parsers and other libraries carry `status` (http-errors style). */
+/** Our JSON reader's syntax errors, and libraries' errors that carry `status` (http-errors style). */
 function fromLibraryError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   if (err instanceof BodySyntaxError) return err.prototypeMember ? prototypeMember() : notJson();
@@ -32,9 +32,6 @@ function fromLibraryError(err: unknown): HttpError | undefined {
   const status = e.status ?? e.statusCode;
   if (status === 413 || e.type === 'entity.too.large')
     return payloadTooLarge('The request body is larger than the limit');
-  // co-body (under the JSON parser) refuses `__proto__` members (prototype poisoning) with a bare 400.
-  if (status === 400 && /forbidden prototype property/.test(e.message ?? '')) return prototypeMember();
-  if (e.type === 'entity.parse.failed' || (status === 400 && /json/i.test(e.message ?? ''))) return notJson();
   if (status === 415) return unsupportedMediaType(e.message ?? 'Unsupported content type');
   if (status && status >= 400 && status < 500 && e.expose)
     return new HttpError(status, STATUS_CODES[status] ?? 'Error', e.message);
