@@ -3,18 +3,21 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import { decodeJwt, importJWK, SignJWT } from 'jose';
 import { accountsService } from '../api/accounts/index.ts';
-import { createAccount, ensureAccountWithRoles } from '../shared/accounts/accounts.ts';
+import { ensureAccountWithRoles } from '../shared/accounts/accounts.ts';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import { startTestApi, type TestApi } from './helpers/app.ts';
-import { CookieJar, guardedTestService, mintToken, testClientId } from './helpers/tokens.ts';
+import { createClient, type TestClient } from './helpers/oauth-clients.ts';
+import { authorizeUrl, createUser, FetchUserAgent } from './helpers/oauth-user-agent.ts';
+import { guardedTestService, mintToken, testClientId } from './helpers/tokens.ts';
 
-// The attacks of "Security defects found from outside" on the login service, replayed over HTTP.
+// The attacks of "Security defects found from outside" on the login service, replayed over HTTP:
+// what the tokens hold and when they end (the consent and account pages are in
+// test/accounts-consent-pages.test.ts).
 const run = promisify(execFile);
-const PASSWORD = 'correct horse battery';
 const EVIL_CB = 'https://evil.example.test/cb';
 let api: TestApi;
-let evil: { client_id: string; client_secret: string };
+let evil: TestClient;
 let evilBasic: string;
 
 test.before(async () => {
@@ -23,160 +26,19 @@ test.before(async () => {
     services: [accountsService, guardedTestService(), guardedTestService('places', '/test-places')],
   });
   // Anyone may register a client: the attacker does, with their own redirect URI.
-  const res = await api.fetch('/api/v1/clients', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Totally legit app', redirect_uris: [EVIL_CB] }),
-  });
-  evil = (await res.json()) as typeof evil;
-  evilBasic = `Basic ${Buffer.from(`${evil.client_id}:${evil.client_secret}`).toString('base64')}`;
+  evil = await createClient(api, 'Totally legit app', [EVIL_CB]);
+  evilBasic = evil.basic;
 });
 test.after.always(() => api?.close());
 
-/** A browser of one user: cookies kept, redirects followed by hand (to see where they go). */
-class UserAgent {
-  readonly jar = new CookieJar();
-  async go(url: string, init: RequestInit = {}): Promise<Response> {
-    const res = await fetch(new URL(url, api.url), {
-      ...init,
-      redirect: 'manual',
-      headers: { ...(init.headers as Record<string, string>), cookie: this.jar.header() },
-    });
-    this.jar.store(res);
-    return res;
-  }
-  /** Follows redirects on our own origin; stops at a page or at a redirect elsewhere. */
-  async follow(url: string, init: RequestInit = {}): Promise<Response> {
-    let res = await this.go(url, init);
-    while (res.status >= 300 && res.status < 400) {
-      const next = new URL(res.headers.get('location') ?? '', api.url);
-      if (next.origin !== new URL(api.url).origin) return res;
-      res = await this.go(next.href);
-    }
-    return res;
-  }
-  async post(action: string, form: Record<string, string>): Promise<Response> {
-    return this.follow(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form),
-    });
-  }
-  /** Signs in on the page `res` shows; returns where it leads. */
-  async signIn(res: Response, email: string): Promise<Response> {
-    const html = await res.text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
-    const action = /<form method="post" action="([^"]+\/login)"/.exec(html)?.[1];
-    if (!action) throw new Error(`no sign-in form (HTTP ${res.status})`);
-    return this.post(action, { csrf, email, password: PASSWORD });
+/** A browser of one user on this file's API. */
+class UserAgent extends FetchUserAgent {
+  constructor() {
+    super(api.url);
   }
 }
 
-const authorizeUrl = (clientId: string, redirectUri: string, extra: Record<string, string> = {}) =>
-  `/authorize?${new URLSearchParams({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: redirectUri,
-    scope: 'openid profile email tracking:read tracking:write admin',
-    ...extra,
-  })}`;
-
-async function user(roles: ('user' | 'staff')[] = ['user']) {
-  const email = `u-${Math.random().toString(36).slice(2, 9)}@example.test`;
-  const account = await createAccount(api.database.db, { email, password: PASSWORD, roles });
-  return { ...account, email };
-}
-
-/** A first-party client of the operator's, and a signed-in session of the user made through it. */
-async function signedInBrowser(email: string): Promise<UserAgent> {
-  const ua = new UserAgent();
-  const firstParty = await testClientId(api.database.db);
-  const page = await ua.follow(authorizeUrl(firstParty, 'https://app.test/cb', { scope: 'openid' }));
-  const back = await ua.signIn(page, email);
-  if (!back.headers.get('location')?.startsWith('https://app.test/cb?code=')) throw new Error('first-party sign-in');
-  return ua;
-}
-
-test('a third-party app gets no code for a signed-in user without a consent page (was: silent grant)', async (t) => {
-  const victim = await user();
-  const ua = await signedInBrowser(victim.email);
-  // The attack: a page sends the signed-in browser to /authorize for the attacker's app.
-  const res = await ua.follow(authorizeUrl(evil.client_id, EVIL_CB));
-  t.is(res.status, 200, 'a page, not a redirect to the app');
-  const html = await res.text();
-  t.regex(html, /<h1>Allow Totally legit app\?<\/h1>/);
-  t.regex(html, /registered by a third party/);
-  t.regex(html, /See your activities, GPS tracks/);
-  t.notRegex(html, /staff powers/, 'admin is never offered to a third-party app');
-  t.regex(html, /sent back to <strong>https:\/\/evil\.example\.test<\/strong>/);
-  // prompt=none cannot skip it: an error page on our origin, no redirect with a code or error.
-  const silent = await ua.follow(authorizeUrl(evil.client_id, EVIL_CB, { prompt: 'none' }));
-  t.is(silent.status, 400);
-  t.is(silent.headers.get('location'), null);
-  t.regex(await silent.text(), /consent_required/);
-});
-
-test('after Allow, a code and a token with the scopes allowed, never admin; remembered per user and app', async (t) => {
-  const staff = await user(['user', 'staff']);
-  const ua = await signedInBrowser(staff.email);
-  const consent = await ua.follow(authorizeUrl(evil.client_id, EVIL_CB));
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await consent.text())?.[1] ?? '';
-  const action = `${new URL(consent.url).pathname}/consent`;
-  const back = await ua.post(action, { csrf, decision: 'allow' });
-  const code = URL.parse(back.headers.get('location') ?? '')?.searchParams.get('code');
-  t.truthy(code);
-  const tokenRes = await api.fetch('/token', {
-    method: 'POST',
-    headers: { authorization: evilBasic, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: code ?? '', redirect_uri: EVIL_CB }),
-  });
-  const tokens = (await tokenRes.json()) as { access_token: string };
-  const claims = decodeJwt(tokens.access_token);
-  t.is(claims.scope, 'tracking:read tracking:write');
-  t.is(claims.client_id, evil.client_id);
-  // The staff member's token acts without staff powers (no admin scope).
-  const me = await api.fetch('/test/me', { headers: { authorization: `Bearer ${tokens.access_token}` } });
-  t.deepEqual(((await me.json()) as { roles: string[] }).roles, ['user']);
-  // Places were never asked, so never granted.
-  const places = await api.fetch('/test-places/writes', {
-    method: 'POST',
-    headers: { authorization: `Bearer ${tokens.access_token}` },
-  });
-  t.is(places.status, 403);
-  t.regex(
-    places.headers.get('www-authenticate') ?? '',
-    /insufficient_scope, scope="places:write"|scope="places:write"/,
-  );
-  const row = await api.database.db
-    .selectFrom('oauth_consents')
-    .select('scopes')
-    .where('account_id', '=', staff.id)
-    .where('client_id', '=', evil.client_id)
-    .executeTakeFirstOrThrow();
-  t.deepEqual(row.scopes.sort(), ['email', 'openid', 'profile', 'tracking:read', 'tracking:write']);
-  // Remembered: a new sign-in of the same user asks no more.
-  const again = await ua.follow(authorizeUrl(evil.client_id, EVIL_CB));
-  t.regex(again.headers.get('location') ?? '', /^https:\/\/evil\.example\.test\/cb\?code=/);
-});
-
-test('an unknown app gets our error page, not an error= redirect (was: open redirect)', async (t) => {
-  const ua = new UserAgent();
-  const cases: Record<string, string>[] = [
-    { prompt: 'none' },
-    { response_type: 'token' },
-    { code_challenge_method: 'plain', code_challenge: 'x'.repeat(43) },
-  ];
-  for (const extra of cases) {
-    const res = await ua.follow(authorizeUrl(evil.client_id, EVIL_CB, extra));
-    t.is(res.headers.get('location'), null, JSON.stringify(extra));
-    t.true(res.status >= 400 && res.status < 500, JSON.stringify(extra));
-    t.regex(res.headers.get('content-type') ?? '', /html/);
-  }
-  // A first-party app's redirect URI is trusted: its errors go back to it.
-  const firstParty = await testClientId(api.database.db);
-  const res = await ua.follow(authorizeUrl(firstParty, 'https://app.test/cb', { prompt: 'none' }));
-  t.regex(res.headers.get('location') ?? '', /^https:\/\/app\.test\/cb\?error=login_required/);
-});
+const user = (roles?: ('user' | 'staff')[]) => createUser(api, roles);
 
 test('/api/me: no token from an id_token, and its requestKey never outlives the access token (was: renew forever)', async (t) => {
   const u = await user();
@@ -381,55 +243,6 @@ test('only staff holding admin register first-party clients; tokens hold only th
   const post = await api.fetch('/test/writes', { method: 'POST', headers: { authorization: `Bearer ${readOnly}` } });
   t.is(post.status, 403);
   t.is(post.headers.get('www-authenticate'), 'Bearer error="insufficient_scope", scope="tracking:write"');
-});
-
-/** Allows the attacker's app for this browser's user, through the consent page. */
-async function allow(ua: UserAgent, url: string): Promise<Response> {
-  const consent = await ua.follow(url);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await consent.text())?.[1] ?? '';
-  return ua.post(`${new URL(consent.url).pathname}/consent`, { csrf, decision: 'allow' });
-}
-
-test('the claims parameter cannot pull a profile detail the user did not allow', async (t) => {
-  const victim = await user();
-  const ua = await signedInBrowser(victim.email);
-  const scope = { scope: 'openid tracking:read', response_type: 'id_token', nonce: 'n' };
-  const back = await allow(ua, authorizeUrl(evil.client_id, EVIL_CB, scope));
-  t.regex(back.headers.get('location') ?? '', /#id_token=/);
-  // Asking the email claim by name (no `email` scope): the parameter is not supported, so the
-  // id_token carries only what the user allowed.
-  const claims = JSON.stringify({ id_token: { email: null, name: null } });
-  const res = await ua.follow(authorizeUrl(evil.client_id, EVIL_CB, { ...scope, claims }));
-  const fragment = new URLSearchParams(new URL(res.headers.get('location') ?? '').hash.slice(1));
-  const idToken = decodeJwt(fragment.get('id_token') ?? '');
-  t.is(idToken.sub, victim.id);
-  t.is(idToken.email, undefined);
-  t.is(idToken.name, undefined);
-});
-
-test('the account page: CSRF, sign-in, and withdrawing needs the signed-in user', async (t) => {
-  const victim = await user();
-  const ua = new UserAgent();
-  const page = await ua.follow('/account');
-  t.is(page.status, 200);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
-  t.is((await ua.post(`/account/apps/${evil.client_id}/revoke`, { decision: 'x' })).status, 400, 'no CSRF token');
-  const anonymous = await ua.post(`/account/apps/${evil.client_id}/revoke`, { csrf });
-  t.is(anonymous.status, 401);
-  t.regex(await anonymous.text(), /Sign in again/);
-  const wrong = await ua.post('/account/login', { csrf, email: victim.email, password: 'not the password' });
-  t.is(wrong.status, 401);
-  const signedIn = await ua.post('/account/login', { csrf, email: victim.email, password: PASSWORD });
-  t.is(signedIn.status, 200);
-  t.regex(await signedIn.text(), /not allowed any third-party application/);
-  // "Sign out everywhere" ends the account's tokens and this page's own session.
-  const token = await mintToken(api.database.db, api.config, victim);
-  const me = () => api.fetch('/test/me', { headers: { authorization: `Bearer ${token}` } });
-  t.is((await me()).status, 200);
-  const ended = await ua.post('/account/sessions/end', { csrf });
-  t.regex(await ended.text(), /Signed out everywhere/);
-  t.is((await me()).status, 401);
-  t.regex(await (await ua.follow('/account')).text(), /Sign in to see/);
 });
 
 test('/api/me shows a third-party app only the profile and email the user allowed it', async (t) => {
