@@ -3,6 +3,8 @@ import { copyFile, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import test from 'ava';
 import { startTrackingApi } from './helpers/tracking.ts';
 
@@ -52,6 +54,46 @@ test('every operation has a unique operationId; the security schemes are the rea
   const authorize = (doc.paths['/authorize']?.get?.parameters ?? []).map((x) => x.name);
   for (const name of ['code_challenge', 'code_challenge_method', 'nonce', 'state', 'redirect_uri'])
     t.true(authorize.includes(name), name);
+});
+
+test('every JSON request body and answer has an example, and each example is valid against its schema', async (t) => {
+  type Media = { schema?: object; example?: unknown };
+  type Operation = {
+    requestBody?: { content?: Record<string, Media> };
+    responses?: Record<string, { content?: Record<string, Media> }>;
+  };
+  const doc = (await (await api.fetch('/openapi.json')).json()) as {
+    paths: Record<string, Record<string, Operation>>;
+    components: object;
+  };
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addFormat('iri-reference', true);
+  const problems: string[] = [];
+  let checked = 0;
+  for (const [path, item] of Object.entries(doc.paths))
+    for (const [method, op] of Object.entries(item)) {
+      const media = [
+        ...Object.entries(op.requestBody?.content ?? {}).map(([type, m]) => ['request', type, m] as const),
+        ...Object.entries(op.responses ?? {}).flatMap(([status, r]) =>
+          Object.entries(r.content ?? {}).map(([type, m]) => [status, type, m] as const),
+        ),
+      ];
+      for (const [where, type, m] of media) {
+        if (!/json/.test(type) || !m.schema) continue;
+        const name = `${method.toUpperCase()} ${path} ${where} ${type}`;
+        if (!('example' in m)) {
+          problems.push(`${name}: no example`);
+          continue;
+        }
+        checked++;
+        // The schema's $refs point into the document's components.
+        const validate = ajv.compile({ ...m.schema, components: doc.components });
+        if (!validate(m.example)) problems.push(`${name}: ${ajv.errorsText(validate.errors)}`);
+      }
+    }
+  t.true(checked > 100, String(checked));
+  t.deepEqual(problems, []);
 });
 
 test('a client generated from /openapi.json compiles strictly and calls the API', async (t) => {

@@ -1,4 +1,5 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
+import { addExamples } from './openapi-examples.ts';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -19,7 +20,8 @@ export class OpenApiRegistry {
   }
 
   document(serverUrl: string): ReturnType<typeof createDocument> {
-    this.#document ??= createDocument({
+    if (this.#document) return this.#document;
+    this.#document = createDocument({
       openapi: '3.1.0',
       info: {
         title: 'Sports backend',
@@ -59,6 +61,7 @@ export class OpenApiRegistry {
       },
       paths: this.#paths,
     });
+    addExamples(this.#document);
     return this.#document;
   }
 }
