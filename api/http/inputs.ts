@@ -75,8 +75,6 @@ export interface JsonInputOptions<X extends object> {
   limitBytes?: number;
   /** The 413 above the limit, when it should name its own setting. */
   tooLarge?: () => HttpError;
-  /** The media type the body is documented under (default application/json). */
-  documentedType?: string;
   /**
    * Reads the bytes another way than JSON.parse (an activity's streams, off the event loop): the
    * `document` is checked and validated, `extra` is handed to the handler beside it.
@@ -96,7 +94,7 @@ export function jsonInput<S extends z.ZodType, X extends object = Record<never, 
   return {
     types: JSON_TYPES,
     readsNoBody: true,
-    documented: { [options.documentedType ?? 'application/json']: schema },
+    documented: { 'application/json': schema },
     schema,
     async read(ctx, defaultLimitBytes) {
       const limit = options.limitBytes ?? defaultLimitBytes;

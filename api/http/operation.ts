@@ -79,6 +79,8 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       Object.entries(responses).map(([status, r]) => [status, r.schema ? { contentType: d.contentType, ...r } : r]),
     );
   const middleware = [...accessMiddleware(app, access), ...(d.middleware ?? [])];
+  // A suffixed path chooses its media type itself: it never answers 406.
+  const { 406: _, ...unnegotiated } = errors;
 
   /** The route at `path`; `only` is the media type its path suffix chooses, whatever Accept says. */
   const register = (path: string, only?: string) => {
@@ -98,7 +100,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       // Negotiation comes first, as in API Platform: a 406 costs no credential check or query.
       middleware: [...(chooses ? [acceptable(offered)] : []), ...middleware],
       responses: only
-        ? { 200: { description: `${spec.summary}, as ${only}`, alternates: { [only]: undefined } }, ...errors }
+        ? { 200: { description: `${spec.summary}, as ${only}`, alternates: { [only]: undefined } }, ...unnegotiated }
         : { ...typed(d.success), ...typed(spec.responses ?? {}), ...errors },
       handler: async (ctx, input) => {
         if (d.status) ctx.status = d.status;
