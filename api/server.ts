@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import type { Config } from '../shared/config.ts';
@@ -14,6 +14,7 @@ import { TokenVerifier } from './http/auth.ts';
 import { answerClientError } from './http/client-error.ts';
 import { HydraRegistry } from './http/formats/hydra-classes.ts';
 import { OpenApiRegistry } from './http/openapi.ts';
+import { applyServerLimits, httpServerOptions } from './http/server-options.ts';
 import { serviceErrorFormats } from './service-module.ts';
 
 export interface RunningApi {
@@ -53,7 +54,8 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
 
   // Track requests in flight per socket so shutdown can close idle keep-alive sockets at once.
   const active = new Map<Socket, number>();
-  const server = app.listen(config.PORT, config.HOST);
+  const server = createServer(httpServerOptions(config), app.callback()).listen(config.PORT, config.HOST);
+  applyServerLimits(server, config);
   // Requests Node's parser refuses (a URL over 16 KB...) get a body in the path's service format.
   const errorFormatOf = serviceErrorFormats(mountedServices(config, options));
   server.on('clientError', (error, socket) => answerClientError(error, socket, errorFormatOf));
@@ -70,7 +72,6 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
       if (shuttingDown && n === 0) socket.end();
     });
   });
-  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -88,6 +88,14 @@ export const envSchema = z.object({
   /** Port of the workers' Prometheus /metrics (job durations, stalled jobs); unset: not served, 0: any free port. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** A client has this long to send a request's headers (slow clients cannot hold connections). */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
+  /** ...and this long for the whole request, body included (a 32 MB activity on a slow uplink fits). */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+  /** An idle keep-alive connection is closed after this (above the usual balancers' 60 s). */
+  HTTP_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(65_000),
+  /** Requests served on one connection before it is closed (0: no limit), so load spreads again. */
+  HTTP_MAX_REQUESTS_PER_SOCKET: z.coerce.number().int().min(0).max(1_000_000).default(1_000),
   /** Seconds between two scheduled recomputations of the sport recommendations; 0: no schedule. */
   RECOMMENDATIONS_INTERVAL_S: z.coerce
     .number()
