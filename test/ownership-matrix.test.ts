@@ -1,0 +1,122 @@
+import test from 'ava';
+import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
+import { activity, me } from './helpers/tracking-activities.ts';
+
+// The ownership matrix of the tracking API, generated from its route table (/openapi.json): every
+// operation on one object of a user (a path with an id) answers another user 404 and a caller
+// without a token 401, and changes nothing. A new route with an id must be given its object
+// below, or named as public, or this test fails: it cannot be forgotten.
+
+const api = await startTrackingApi();
+test.after.always(() => api.close());
+
+type Operation = { security?: Record<string, unknown>[] };
+
+/** Objects everyone with credentials may read: the referentials, and what a share's token opens. */
+const PUBLIC = new Set([
+  'GET /v2/contexts/{type}',
+  'GET /v2/media/{path}',
+  ...['sports', 'datatypes', 'universes', 'device_models', 'firmwares', 'firmware', 'connectors'].map(
+    (r) => `GET /v2/${r}/{id}`,
+  ),
+  'GET /v2/share_activities/{id}',
+  'GET /v2/share_activities/{id}/page',
+  // The download link is its own secret (a signed, expiring token), as the export guide says.
+  'GET /v2/exports/{id}/download',
+]);
+
+/** User A's objects, one per collection, made through the API. */
+async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string>> {
+  const post = async (path: string, body?: unknown) => {
+    const res = await api.call('POST', path, owner, body === undefined ? {} : { body });
+    if (res.status !== 201 && res.status !== 202)
+      throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as { id: string };
+  };
+  const serial = `SN-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  const device = await post('/user_devices', { serial, model: '/v2/device_models/1', firmware: '/v2/firmwares/2' });
+  const run = await post('/activities', activity(owner));
+  const measure = await post('/user_measures', {
+    user: me(owner),
+    datatype: '/v2/datatypes/1',
+    value: 72500,
+    date: '2024-05-01T08:30:00+02:00',
+  });
+  const share = await post('/share_activities', { user: me(owner), activity: `/v2/activities/${run.id}` });
+  const exported = await post('/exports');
+  const record = await api.database.db
+    .insertInto('user_records')
+    .values({
+      user_id: owner.ldid,
+      sport_id: 121,
+      type: 'all',
+      datatype_id: 5,
+      activity_id: run.id,
+      value: 10.5,
+      date: new Date('2024-05-01T06:30:00Z'),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return {
+    users: owner.ldid,
+    user_devices: device.id,
+    activities: run.id,
+    user_measures: measure.id,
+    share_activities: share.id,
+    exports: exported.id,
+    user_records: record.id,
+  };
+}
+
+/**
+ * A valid write for each collection (a write that fails its validation is a 422 whoever owns the
+ * object, which tells nothing of it; the matrix checks what a valid write does).
+ */
+const WRITES: Record<string, unknown> = {
+  users: { language: 'fr' },
+  user_devices: { firmware: '/v2/firmwares/2' },
+  activities: { name: 'changed' },
+  user_measures: { value: 1 },
+};
+
+test("another user's objects answer 404 to every operation on them, a caller without a token 401, and nothing changes", async (t) => {
+  const doc = (await (await api.fetch('/openapi.json')).json()) as {
+    paths: Record<string, Record<string, Operation>>;
+  };
+  const owner = await api.user();
+  const other = await api.user();
+  const objects = await objectsOf(owner);
+  const before = new Map<string, string>();
+  for (const [collection, id] of Object.entries(objects))
+    before.set(collection, JSON.stringify((await api.call('GET', `/${collection}/${id}`, owner)).body));
+  const failures: string[] = [];
+  let checked = 0;
+  for (const [path, item] of Object.entries(doc.paths)) {
+    if (!path.startsWith('/v2/') || !path.includes('{')) continue;
+    for (const method of Object.keys(item)) {
+      const name = `${method.toUpperCase()} ${path}`;
+      if (PUBLIC.has(name)) continue;
+      const collection = /^\/v2\/([a-z_]+)\/\{/.exec(path)?.[1] ?? '';
+      const id = objects[collection];
+      if (!id) {
+        failures.push(`${name}: no object of this collection in the matrix (add it, or name the route as public)`);
+        continue;
+      }
+      const concrete = path.replace(/^\/v2/, '').replace(/\{[^}]+\}/, id);
+      const write = method === 'put' || method === 'patch' ? WRITES[collection] : undefined;
+      const body = write === undefined ? {} : { body: write };
+      const asOther = await api.call(method.toUpperCase(), concrete, other, body);
+      if (asOther.status !== 404) failures.push(`${name} as another user: ${asOther.status}, expected 404`);
+      const anonymous = await api.call(method.toUpperCase(), concrete, null, body);
+      if (anonymous.status !== 401) failures.push(`${name} without a token: ${anonymous.status}, expected 401`);
+      checked++;
+    }
+  }
+  t.true(checked >= 15, String(checked));
+  t.deepEqual(failures, []);
+  // Nothing of the owner's changed.
+  for (const [collection, seen] of before) {
+    const now = await api.call('GET', `/${collection}/${objects[collection] ?? ''}`, owner);
+    t.is(JSON.stringify(now.body), seen, collection);
+  }
+});
