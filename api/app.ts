@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import Koa from 'koa';
 import type { Config } from '../shared/config.ts';
 import { outboxStats } from '../shared/queue/outbox.ts';
+import { queuesDashboard } from './admin/queues-dashboard.ts';
 import type { AppContext } from './context.ts';
 import { docsRouter } from './http/docs.ts';
 import { errorHandler } from './http/error-handler.ts';
@@ -89,6 +90,8 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   // the path, the query and forms; each operation reads and checks its own body (api/http/inputs.ts).
   app.use(inputGuard({ bodyLimitBytes: config.bodyLimitBytes }));
   app.use(docs.routes());
+  // An operator endpoint outside the API layer, like /health: staff's queue dashboard (bull-board).
+  app.use(queuesDashboard(ctx));
 
   for (const service of services) {
     for (const router of await service.routers(ctx)) {

@@ -37,7 +37,7 @@ test('the npm scripts that run the system read .env; the test runner does not', 
   const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  for (const name of ['start', 'api', 'worker', 'migrate', 'seed', 'account', 'records:recompute'])
+  for (const name of ['start', 'api', 'worker', 'migrate', 'seed', 'account', 'records:recompute', 'jobs'])
     for (const command of (scripts[name] ?? '').split('&&'))
       t.regex(command, /^\s*node --env-file-if-exists=\.env /, `${name}: ${command}`);
   t.notRegex(scripts.test ?? '', /env-file/);

@@ -1,5 +1,8 @@
 import type { Job } from 'bullmq';
 import { ConfigError } from '../shared/config.ts';
+import { runWithRequestContext } from '../shared/observability/request-context.ts';
+import { tracing } from '../shared/observability/tracing.ts';
+import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { type JobName, type JobQueue, jobNames } from '../shared/queue/jobs.ts';
 import { markOutboxDone } from '../shared/queue/outbox.ts';
 import type { WorkerMetrics } from './metrics.ts';
@@ -52,12 +55,31 @@ export function dispatch<Q extends JobQueue>(
     }
     const handler = processor[job.name as JobName<Q>] as (job: Job, deps: WorkerDeps) => Promise<unknown>;
     const started = performance.now();
+    // The request that caused the job: its id on every line the handler logs, its context for the
+    // jobs the handler writes in turn, its trace continued by the job's span.
+    // A job object built by hand (tests, tools) may have no opts.
+    const meta = decodeJobMeta(job.opts?.telemetry?.metadata);
+    const requestId = meta?.requestId;
+    const logger = requestId === undefined ? deps.logger : deps.logger.child({ reqId: requestId });
+    const run = () =>
+      tracing().inSpan(
+        `${queue} ${job.name}`,
+        meta?.traceparent,
+        { 'messaging.system': 'bullmq', 'messaging.destination.name': queue, 'messaging.message.id': job.id ?? '' },
+        // The payload was typed when the outbox row was written (shared/queue/jobs.ts `job()`).
+        () => handler(job, { ...deps, logger }),
+      );
     try {
-      // The payload was typed when the outbox row was written (shared/queue/jobs.ts `job()`).
-      const result = await handler(job, deps);
+      const result = await (requestId === undefined
+        ? run()
+        : runWithRequestContext({ requestId, ...(meta?.traceparent ? { traceparent: meta.traceparent } : {}) }, run));
       // Scheduled jobs have no outbox row: the update finds none.
       if (job.id !== undefined) await markOutboxDone(deps.db, queue, job.id);
-      metrics?.jobFinished(queue, job.name, 'completed', (performance.now() - started) / 1000);
+      const seconds = (performance.now() - started) / 1000;
+      metrics?.jobFinished(queue, job.name, 'completed', seconds);
+      // One line per job, as per request: a search by request id finds the jobs even when their
+      // handlers log nothing.
+      logger.info({ queue, job: job.name, jobId: job.id, ms: Math.round(seconds * 10_000) / 10 }, 'job done');
       return result;
     } catch (error) {
       metrics?.jobFinished(queue, job.name, 'failed', (performance.now() - started) / 1000);

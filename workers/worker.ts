@@ -4,6 +4,7 @@ import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { createRedis } from '../shared/queue/connection.ts';
+import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { hasJobs, JOB_QUEUES, type JobQueue } from '../shared/queue/jobs.ts';
 import { markOutboxFailed, OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
@@ -75,7 +76,18 @@ export async function startWorkers(
       // Retries left: BullMQ delays the job. None (or unrecoverable): the job waits for an operator.
       const final = !job || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       metrics.jobFailed(name, final);
-      logger.warn({ queue: name, jobId: job?.id, attemptsMade: job?.attemptsMade, final, err }, 'job failed');
+      const requestId = decodeJobMeta(job?.opts?.telemetry?.metadata)?.requestId;
+      logger.warn(
+        {
+          queue: name,
+          jobId: job?.id,
+          attemptsMade: job?.attemptsMade,
+          final,
+          err,
+          ...(requestId ? { reqId: requestId } : {}),
+        },
+        'job failed',
+      );
       if (final && job?.id !== undefined)
         markOutboxFailed(db, name, job.id).catch((error: unknown) =>
           // The reconciler finds the job failed later and marks the row then.

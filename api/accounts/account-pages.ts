@@ -1,25 +1,23 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Provider } from 'oidc-provider';
-import { authenticate, findAccountById } from '../../shared/accounts/accounts.ts';
+import { authenticate } from '../../shared/accounts/accounts.ts';
 import { listConsents, revokeConsent } from '../../shared/accounts/consents.ts';
 import { endAccountSessions } from '../../shared/accounts/revocation.ts';
 import { SCOPE_DESCRIPTIONS } from '../../shared/auth/scopes.ts';
 import type { AppContext } from '../context.ts';
+import {
+  ACCOUNT_COOKIE,
+  ACCOUNT_COOKIE_PATH,
+  ACCOUNT_SESSION_S,
+  type AccountSession,
+  LEGACY_ACCOUNT_COOKIE_PATH,
+  readAccountSession,
+} from './account-session.ts';
 import { checkCsrf, csrfToken, readForm } from './forms.ts';
 import { accountAppsPage, accountSignInPage } from './html.ts';
 import { htmlErrors, render } from './html-response.ts';
 import { loginRateLimit } from './login-rate-limit.ts';
-
-const COOKIE = 'sb_account';
-/** How long the account page stays signed in without a new sign-in. */
-const SESSION_S = 3600;
-
-/** The signed-in user of the account page, if any: a signed cookie naming the account and its token version. */
-interface PageSession {
-  accountId: string;
-  email: string;
-}
 
 /**
  * The user's account page (`/account`): the third-party applications they allowed, what each may
@@ -32,30 +30,27 @@ export function accountPagesRouter(app: AppContext, provider: Provider): Router 
   const limitAttempt = loginRateLimit(app);
   const jar = (ctx: Context) => provider.createContext(ctx.req, ctx.res).cookies;
 
-  async function session(ctx: Context): Promise<PageSession | undefined> {
-    const value = jar(ctx).get(COOKIE, { signed: true });
-    const [accountId = '', version, expires] = (value ?? '').split('.');
-    if (!value || Number(expires) < Date.now() / 1000) return undefined;
-    const account = await findAccountById(db, accountId);
-    if (!account || account.disabled_at || String(account.token_version) !== version) return undefined;
-    return { accountId, email: account.email ?? '' };
-  }
+  const session = (ctx: Context): Promise<AccountSession | undefined> => readAccountSession(db, jar(ctx));
 
   function setSession(ctx: Context, accountId: string, version: number): void {
-    const expires = Math.floor(Date.now() / 1000) + SESSION_S;
-    jar(ctx).set(COOKIE, `${accountId}.${version}.${expires}`, {
+    const expires = Math.floor(Date.now() / 1000) + ACCOUNT_SESSION_S;
+    jar(ctx).set(ACCOUNT_COOKIE, `${accountId}.${version}.${expires}`, {
       signed: true,
       httpOnly: true,
       sameSite: 'strict',
       secure: ctx.secure,
-      path: '/account',
-      maxAge: SESSION_S * 1000,
+      path: ACCOUNT_COOKIE_PATH,
+      maxAge: ACCOUNT_SESSION_S * 1000,
     });
   }
 
-  const clearSession = (ctx: Context) => jar(ctx).set(COOKIE, null, { path: '/account', signed: true });
+  const clearSession = (ctx: Context) => {
+    const cookies = jar(ctx);
+    for (const path of [ACCOUNT_COOKIE_PATH, LEGACY_ACCOUNT_COOKIE_PATH])
+      cookies.set(ACCOUNT_COOKIE, null, { path, signed: true });
+  };
 
-  async function showApps(ctx: Context, s: PageSession, notice?: string): Promise<void> {
+  async function showApps(ctx: Context, s: AccountSession, notice?: string): Promise<void> {
     const apps = (await listConsents(db, s.accountId)).map((c) => ({
       clientId: c.clientId,
       name: c.clientName,
@@ -67,7 +62,7 @@ export function accountPagesRouter(app: AppContext, provider: Provider): Router 
   }
 
   /** The signed-in user of a form post (CSRF checked), or the sign-in page. */
-  async function signedInPost(ctx: Context): Promise<PageSession | undefined> {
+  async function signedInPost(ctx: Context): Promise<AccountSession | undefined> {
     checkCsrf(ctx, await readForm(ctx));
     const s = await session(ctx);
     if (!s) render(ctx, 401, 'Your account', accountSignInPage({ csrf: csrfToken(ctx), error: 'Sign in again.' }));

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { runWithRequestContext, validTraceparent } from '../../shared/observability/request-context.ts';
 
 declare module 'koa' {
   interface DefaultState {
@@ -17,7 +18,11 @@ export function redactUrl(url: string): string {
   return url.replace(SECRET_PARAMS, '$1[redacted]');
 }
 
-/** Request id (taken from X-Request-Id when sane, else new), a child logger, one line per request. */
+/**
+ * Request id (taken from X-Request-Id when sane, else new), a child logger, one line per request.
+ * The id and a valid client traceparent follow the request into the jobs it writes
+ * (shared/observability/request-context.ts).
+ */
 export function requestLog(logger: Logger): Middleware {
   return async (ctx, next) => {
     const incoming = ctx.get('x-request-id');
@@ -27,8 +32,9 @@ export function requestLog(logger: Logger): Middleware {
     const log = logger.child({ reqId: requestId });
     ctx.state.log = log;
     const start = process.hrtime.bigint();
+    const traceparent = validTraceparent(ctx.get('traceparent') || undefined);
     try {
-      await next();
+      await runWithRequestContext({ requestId, ...(traceparent ? { traceparent } : {}) }, next);
     } finally {
       // Skip building the line (headers, ip, redacted url) when info is off (LOG_LEVEL=warn).
       if (log.isLevelEnabled('info')) {

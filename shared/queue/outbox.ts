@@ -1,5 +1,8 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema/index.ts';
+import { requestContext } from '../observability/request-context.ts';
+import { tracing } from '../observability/tracing.ts';
+import { encodeJobMeta } from './job-meta.ts';
 import { jobIdProblem, type OutboxJob } from './jobs.ts';
 import { QUEUE_NAMES, type QueueName, type QueueSet } from './queues.ts';
 
@@ -20,13 +23,49 @@ export async function enqueueInTransaction(
  * The outbox rows of `jobs`, for a writer that inserts them itself (in a statement that writes
  * the data they follow: shared/tracking/activities/store.ts). Throws for a job id BullMQ would refuse.
  */
-export function outboxRows(jobs: OutboxJob[]): { queue: string; job_name: string; job_id: string; payload: string }[] {
+export function outboxRows(jobs: OutboxJob[]): OutboxRow[] {
   // Checked at the write: BullMQ would refuse the row and the relay would retry its batch forever.
   for (const j of jobs) {
     const problem = jobIdProblem(j.jobId);
     if (problem) throw new Error(`invalid job id "${j.jobId}" for ${j.queue}/${j.name}: ${problem}`);
   }
-  return jobs.map((j) => ({ queue: j.queue, job_name: j.name, job_id: j.jobId, payload: JSON.stringify(j.payload) }));
+  // The request (or job) writing the rows, if any; with OpenTelemetry on, the active span is the
+  // parent to continue (it carries the client's trace id when the client sent one).
+  const context = requestContext();
+  const traceparent = tracing().activeTraceparent() ?? context?.traceparent ?? null;
+  return jobs.map((j) => ({
+    queue: j.queue,
+    job_name: j.name,
+    job_id: j.jobId,
+    payload: JSON.stringify(j.payload),
+    request_id: context?.requestId ?? null,
+    traceparent,
+  }));
+}
+
+export interface OutboxRow {
+  queue: string;
+  job_name: string;
+  job_id: string;
+  payload: string;
+  request_id: string | null;
+  traceparent: string | null;
+}
+
+/** An outbox row as BullMQ gets it: the request travels in the job's options (job-meta.ts). */
+function bullJob(row: {
+  job_name: string;
+  job_id: string;
+  payload: unknown;
+  request_id: string | null;
+  traceparent: string | null;
+}) {
+  const meta = encodeJobMeta(row.request_id, row.traceparent);
+  return {
+    name: row.job_name,
+    data: row.payload,
+    opts: { jobId: row.job_id, ...(meta === undefined ? {} : { telemetry: { metadata: meta } }) },
+  };
 }
 
 /**
@@ -39,7 +78,7 @@ export async function relayOutboxBatch(db: Kysely<Database>, queues: QueueSet, b
   return db.transaction().execute(async (trx) => {
     const rows = await trx
       .selectFrom('outbox')
-      .select(['id', 'queue', 'job_name', 'job_id', 'payload'])
+      .select(['id', 'queue', 'job_name', 'job_id', 'payload', 'request_id', 'traceparent'])
       .where('sent_at', 'is', null)
       .orderBy('id')
       .limit(batchSize)
@@ -50,9 +89,7 @@ export async function relayOutboxBatch(db: Kysely<Database>, queues: QueueSet, b
     const byQueue = new Map<string, typeof rows>();
     for (const row of rows) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
     for (const [queue, list] of byQueue) {
-      await queues
-        .get(queue as QueueName)
-        .addBulk(list.map((r) => ({ name: r.job_name, data: r.payload, opts: { jobId: r.job_id } })));
+      await queues.get(queue as QueueName).addBulk(list.map(bullJob));
     }
     await trx
       .updateTable('outbox')
@@ -134,7 +171,7 @@ export async function reconcileOutboxBatch(
     const stale = sql<Date>`now() - make_interval(secs => ${afterSeconds})`;
     const rows = await trx
       .selectFrom('outbox')
-      .select(['id', 'queue', 'job_name', 'job_id', 'payload'])
+      .select(['id', 'queue', 'job_name', 'job_id', 'payload', 'request_id', 'traceparent'])
       .where('done_at', 'is', null)
       .where('failed_at', 'is', null)
       .where('sent_at', '<', stale)
@@ -150,10 +187,7 @@ export async function reconcileOutboxBatch(
     const lost = rows.filter((_, i) => states[i] === 'unknown');
     const byQueue = new Map<string, typeof rows>();
     for (const row of lost) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
-    for (const [queue, list] of byQueue)
-      await queues
-        .get(queue as QueueName)
-        .addBulk(list.map((r) => ({ name: r.job_name, data: r.payload, opts: { jobId: r.job_id } })));
+    for (const [queue, list] of byQueue) await queues.get(queue as QueueName).addBulk(list.map(bullJob));
     const idsIn = (state: string) => rows.filter((_, i) => states[i] === state).map((r) => r.id);
     const done = idsIn('completed');
     const failed = idsIn('failed');

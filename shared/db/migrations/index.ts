@@ -21,6 +21,7 @@ import * as m0050 from './0050_accounts_consent.ts';
 import * as m0051 from './0051_places_moderation.ts';
 import * as m0052 from './0052_outbox_done.ts';
 import * as m0053 from './0053_public_clients.ts';
+import * as m0054 from './0054_outbox_request.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0051_places_moderation': m0051,
   '0052_outbox_done': m0052,
   '0053_public_clients': m0053,
+  '0054_outbox_request': m0054,
 };

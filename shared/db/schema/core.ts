@@ -15,6 +15,10 @@ export interface OutboxTable {
   failed_at: Date | null;
   /** When the reconciler last looked for the job in Redis. */
   checked_at: Date | null;
+  /** The id of the request that wrote the row (X-Request-Id), null outside a request. */
+  request_id: string | null;
+  /** The W3C traceparent the job continues, null when there is none. */
+  traceparent: string | null;
 }
 
 export interface CoreTables {

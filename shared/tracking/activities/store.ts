@@ -112,7 +112,8 @@ async function insertActivity(db: Db, callerId: string, input: ActivityInput): P
   const id = newActivityId();
   const created = { id, user_id: callerId, sport_id: content.sportId, version: FIRST_VERSION };
   const jobs = outboxRows([activityChanged(created, 'created', FIRST_VERSION), trackThumbnailJob(created)]).map(
-    (j) => sql`(${j.queue}::text, ${j.job_name}::text, ${j.job_id}::text, ${j.payload}::jsonb)`,
+    (j) =>
+      sql`(${j.queue}::text, ${j.job_name}::text, ${j.job_id}::text, ${j.payload}::jsonb, ${j.request_id}::text, ${j.traceparent}::text)`,
   );
   const { datastream, track } = content;
   const derived = deriveActivityFields(content, input.userDeviceId);
@@ -157,8 +158,9 @@ async function insertActivity(db: Db, callerId: string, input: ActivityInput): P
     )`
         : sql``
     }, o as (
-      insert into outbox (queue, job_name, job_id, payload)
-      select j.queue, j.job_name, j.job_id, j.payload from a, (values ${sql.join(jobs)}) as j (queue, job_name, job_id, payload)
+      insert into outbox (queue, job_name, job_id, payload, request_id, traceparent)
+      select j.queue, j.job_name, j.job_id, j.payload, j.request_id, j.traceparent
+      from a, (values ${sql.join(jobs)}) as j (queue, job_name, job_id, payload, request_id, traceparent)
     )
     select * from a`.execute(db);
   return result.rows[0];
