@@ -4,6 +4,9 @@ import { ApiRouter } from '../api/http/route.ts';
 import type { ServiceModule } from '../api/service-module.ts';
 import { freePort, startTestApi } from './helpers/app.ts';
 
+/** Resolved when the slow route's handler starts: the request is then in flight on the server. */
+let slowStarted: () => void = () => {};
+
 const slowService: ServiceModule = {
   name: 'places',
   routers: (ctx) => {
@@ -21,6 +24,7 @@ const slowService: ServiceModule = {
       query: z.object({}),
       responses: { 200: { description: 'ok' } },
       handler: async () => {
+        slowStarted();
         await new Promise((r) => setTimeout(r, 300));
         return { done: true };
       },
@@ -55,8 +59,12 @@ test('/ready answers 503 naming Redis when Redis is unreachable', async (t) => {
 test('shutdown stops accepting, drains requests in flight, then closes', async (t) => {
   const ctx = await startTestApi(null, { services: [slowService] });
   t.teardown(() => ctx.database.drop());
+  const started = new Promise<void>((resolve) => {
+    slowStarted = resolve;
+  });
   const inFlight = ctx.fetch('/api/v1/slow');
-  await new Promise((r) => setTimeout(r, 50));
+  // Close once the server is handling it (a fixed delay loses the race on a loaded machine).
+  await started;
   const closing = ctx.api.close();
   await new Promise((r) => setTimeout(r, 20));
   await t.throwsAsync(() => fetch(`${ctx.url}/health`), undefined, 'new connections refused');
