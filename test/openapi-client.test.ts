@@ -56,6 +56,15 @@ test('every operation has a unique operationId; the security schemes are the rea
     t.true(authorize.includes(name), name);
 });
 
+test('a declared header is validated: an Accept-Language over 500 characters is a 400 naming it', async (t) => {
+  const res = await api.fetch('/api/v1/places/00000000-0000-0000-0000-000000000000', {
+    headers: { 'accept-language': `fr,${'x'.repeat(600)}` },
+  });
+  t.is(res.status, 400);
+  t.regex(res.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  t.is(((await res.json()) as { errors: { path: string }[] }).errors[0]?.path, 'headers.accept-language');
+});
+
 test('every JSON request body and answer has an example, and each example is valid against its schema', async (t) => {
   type Media = { schema?: object; example?: unknown };
   type Operation = {

@@ -237,6 +237,17 @@ test('no file, an empty file, two files, a wrong field name, or no multipart bod
   t.is(wrongField.status, 422);
   t.is((await json(wrongField)).errors[0]?.path, 'body.photo');
 
+  // A text field beside the picture is named, never silently dropped.
+  const extra = await upload(
+    place,
+    form([
+      { data: await png(), name: 'a.png' },
+      { field: 'caption', data: 'hi' },
+    ]),
+  );
+  t.is(extra.status, 422);
+  t.is((await json(extra)).errors[0]?.path, 'body.caption');
+
   const notMultipart = await upload(place, JSON.stringify({ file: 'x' }), {
     ...auth,
     'content-type': 'application/json',

@@ -183,3 +183,11 @@ test('credentials: no token or no API key is a 401 in the Hydra format; another 
   t.is(got.status, 200);
   t.is(got.body.name, 'Morning run');
 });
+
+test("a JSON create refuses the file import's query fields (422 naming each): they belong in the JSON body", async (t) => {
+  const u = await api.user();
+  const res = await api.call('POST', '/activities?sport=/v2/sports/121&name=x', u, { body: activity(u) });
+  t.is(res.status, 422);
+  t.deepEqual(violations(res.body).sort(), ['name', 'sport']);
+  t.regex(JSON.stringify(res.body), /file import field: send it in the JSON body/);
+});
