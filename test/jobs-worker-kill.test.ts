@@ -114,11 +114,17 @@ test.serial('a worker killed mid-export: its job is taken up again within 5 s, a
   t.is(done.attempts, 2, 'not taken up a third time while it ran');
   // Only the killed worker's job stalled (logged by the worker whose stalled check found it).
   t.is(second.output.match(/"msg":"job stalled/g)?.length, 1, second.output.slice(-3_000));
-  const outbox = await db
-    .selectFrom('outbox')
-    .select(['done_at'])
-    .where('job_id', '=', `export-${requested.id}`)
-    .executeTakeFirstOrThrow();
+  // The worker marks the row right after the handler's commit, which the export row shows first.
+  const outbox = await until(
+    () =>
+      db
+        .selectFrom('outbox')
+        .select(['done_at'])
+        .where('job_id', '=', `export-${requested.id}`)
+        .executeTakeFirstOrThrow(),
+    (row) => row.done_at !== null,
+    10_000,
+  );
   t.not(outbox.done_at, null, 'its outbox row is done');
 });
 
