@@ -184,3 +184,30 @@ test('with OTEL_EXPORTER_OTLP_ENDPOINT the spans of a POST and of its job share 
   t.is(await worker.exited, 0, worker.output());
   t.true(otelModules(api.output()).length > 0, 'the probe sees OpenTelemetry when it is configured');
 });
+
+test("`npm start`'s single process (scripts/start.ts) exports its spans too, as sports-backend", async (t) => {
+  const receiver = await otlpReceiver();
+  t.teardown(receiver.close);
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const config = testConfig({ DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: publicUrl });
+  const system = spawnEntry('scripts/start.ts', {
+    DATABASE_URL: database.url,
+    QUEUE_PREFIX: config.QUEUE_PREFIX,
+    STORAGE_DIR: config.STORAGE_DIR,
+    PUBLIC_URL: publicUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+  });
+  t.teardown(() => system.child.kill('SIGKILL'));
+  t.true(await waitFor(() => /"ready"|\bready\b/.test(system.output()), 60_000), system.output());
+  t.is((await fetch(`${publicUrl}/health`)).status, 200);
+  t.true(
+    await waitFor(() => receiver.spans.some((s) => s.service === 'sports-backend'), 20_000),
+    JSON.stringify(receiver.spans.map((s) => [s.service, s.name])),
+  );
+  system.child.kill('SIGTERM');
+  t.is(await system.exited, 0, system.output());
+});
