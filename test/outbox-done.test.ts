@@ -11,7 +11,7 @@ import {
   relayOutboxBatch,
 } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
-import type { Processors } from '../workers/processor.ts';
+import type { JobDeps, Processors } from '../workers/processor.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { testConfig, uniquePrefix } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/db.ts';
@@ -80,6 +80,47 @@ test.serial('a row is done when its job completes, not when it is sent', async (
   release();
   t.true(await waitFor(async () => (await rowOf(queued.jobId)).done_at !== null));
   t.deepEqual(ran, [1]);
+});
+
+test.serial("a handler's done mark commits with its effect: rolled back together, then done together", async (t) => {
+  await sql`create table if not exists effects (activity_id int primary key)`.execute(db);
+  let attempts = 0;
+  let openInside: boolean | undefined;
+  const processors = {
+    thumbnails: {
+      'activity-thumbnail': async (j: { id: string; data: { activityId: number } }, { markDone }: JobDeps) =>
+        db.transaction().execute(async (trx) => {
+          await sql`insert into effects values (${j.data.activityId})`.execute(trx);
+          await markDone(trx);
+          // Seen from outside the transaction, the row is still open until the commit.
+          openInside = (await rowOf(j.id)).done_at === null;
+          if (++attempts === 1) throw new Error('the process dies before its commit');
+          return null;
+        }),
+      'activity-track-thumbnail': async () => null,
+    },
+  } as unknown as Partial<Processors>;
+  const workers = await startWorkers(
+    testConfig({
+      DATABASE_URL: database.url,
+      QUEUE_PREFIX: uniquePrefix(),
+      WORKER_QUEUES: 'thumbnails',
+      OUTBOX_POLL_MS: '20',
+    }),
+    { processors },
+  );
+  t.teardown(() => workers.close());
+  const queued = thumbnailJob(7);
+  await enqueueInTransaction(db, queued);
+  t.true(await waitFor(async () => (await rowOf(queued.jobId)).done_at !== null, 20_000));
+  t.is(attempts, 2, 'the first attempt failed, the retry committed');
+  t.true(openInside);
+  const effects = await sql<{ activity_id: number }>`select activity_id from effects`.execute(db);
+  t.deepEqual(
+    effects.rows.map((r) => r.activity_id),
+    [7],
+    'the failed attempt left neither its effect nor its mark',
+  );
 });
 
 test.serial('the reconciler relays again, with the same id, a job Redis lost', async (t) => {

@@ -265,7 +265,9 @@ test('a job that read an older version than the stored one leaves the work to th
     return read;
   };
   const request: RecordsRequest = { activityId: id, userId: user, sports: [RUNNING], force: false };
-  t.like(await updateActivityRecords(db, request, DEFAULT_RECORDS_SETTINGS, racing), { status: 'superseded' });
+  t.like(await updateActivityRecords(db, request, DEFAULT_RECORDS_SETTINGS, { load: racing }), {
+    status: 'superseded',
+  });
   t.deepEqual(await records(user), []);
   t.like(await update(id, user), { status: 'computed' });
   t.is((await recordOf(user, RUNNING, 'all', DATATYPE.DISTANCE))?.value, 950);

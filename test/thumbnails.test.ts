@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { renderThumbnail, THUMBNAIL_MAX_SIZE, thumbnailPathFor } from '../shared/media/thumbnail.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import type { ThumbnailJobPayload } from '../shared/queue/jobs.ts';
+import { NO_MARK } from '../shared/queue/outbox.ts';
 import type { TypedJob } from '../workers/processor.ts';
 import { renderActivityThumbnail } from '../workers/processors/thumbnails.ts';
 import { startWorkers } from '../workers/worker.ts';
@@ -58,7 +59,12 @@ const activityImage = (activityId: number) =>
 
 const fakeJob = (data: ThumbnailJobPayload) =>
   ({ name: 'activity-thumbnail', data }) as TypedJob<'thumbnails', 'activity-thumbnail'>;
-const deps = () => ({ config: ctx.config, db: ctx.database.db, logger: createLogger('silent', 'test') });
+const deps = () => ({
+  config: ctx.config,
+  db: ctx.database.db,
+  logger: createLogger('silent', 'test'),
+  markDone: NO_MARK,
+});
 
 test('renderThumbnail fits a large picture in 320 px, keeps small ones, and is deterministic', async (t) => {
   const big = await sharp({ create: { width: 4000, height: 1000, channels: 4, background: '#00ff0080' } })

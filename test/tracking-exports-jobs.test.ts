@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { createLogger } from '../shared/observability/logger.ts';
 import { createRedis } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction, NO_MARK } from '../shared/queue/outbox.ts';
 import { activityFields } from '../shared/tracking/activities/fields.ts';
 import { cleanupExports, ORPHAN_FILE_AGE_S } from '../shared/tracking/exports/cleanup.ts';
 import { buildExport } from '../shared/tracking/exports/job.ts';
@@ -216,6 +216,7 @@ test('the last failed attempt marks the export failed; an earlier one leaves it 
     config: { ...api.config, STORAGE_DIR: notADir },
     db,
     logger: createLogger('silent', 'test'),
+    markDone: NO_MARK,
   };
   const jobAt = (attemptsMade: number) =>
     ({

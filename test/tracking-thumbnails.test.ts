@@ -2,6 +2,7 @@ import test from 'ava';
 import { sql } from 'kysely';
 import sharp from 'sharp';
 import { createLogger } from '../shared/observability/logger.ts';
+import { NO_MARK } from '../shared/queue/outbox.ts';
 import type { Track } from '../shared/tracking/activities/data.ts';
 import { SPORT_FAMILIES, sportFamily } from '../shared/tracking/thumbnail/placeholder.ts';
 import { projectTrack, unwrapLongitudes } from '../shared/tracking/thumbnail/projection.ts';
@@ -217,7 +218,7 @@ test('sport families follow the universes of the referential; unknown ones are "
 
 // ---- The job: activities get their thumbnail, drawn by the `thumbnails` worker ----
 
-const deps = () => ({ config: api.config, db, logger: createLogger('silent', 'test') });
+const deps = () => ({ config: api.config, db, logger: createLogger('silent', 'test'), markDone: NO_MARK });
 
 /** A running activity of `u` (with a small loop as its track unless `locations` is given). */
 async function activityOf(u: TrackingTestUser, fields: Record<string, unknown> = {}): Promise<string> {

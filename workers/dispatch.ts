@@ -6,7 +6,7 @@ import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { type JobName, type JobQueue, jobNames } from '../shared/queue/jobs.ts';
 import { markOutboxDone } from '../shared/queue/outbox.ts';
 import type { WorkerMetrics } from './metrics.ts';
-import type { Processors, QueueProcessor, WorkerDeps } from './processor.ts';
+import type { JobDeps, Processors, QueueProcessor, WorkerDeps } from './processor.ts';
 
 /**
  * Refuses to start a queue that could not handle all its jobs: every queue to run needs a
@@ -33,12 +33,12 @@ export function checkProcessors(queues: readonly JobQueue[], processors: Partial
 }
 
 /**
- * The BullMQ processor function of one queue: hands each job to the handler of its name, then
- * marks its outbox rows done (docs/operations.md, "How a job travels"). The mark follows the commit of
- * the handler's effect rather than sharing its transaction (the handlers commit their own, some
- * beside files): a crash between the two leaves the row open, the job runs again, and every
- * handler is idempotent (workers/processor.ts), so the effect still happens once. A mark that
- * fails fails the attempt, which BullMQ retries.
+ * The BullMQ processor function of one queue: hands each job to the handler of its name, with
+ * its done mark (docs/operations.md, "How a job travels"). A handler whose effect is a write to
+ * PostgreSQL runs the mark in that write's transaction; for the others (and the runs that find
+ * nothing to do) the worker marks the job once the handler returns: a crash between the two
+ * leaves the row open, the job runs again, and every handler is idempotent
+ * (workers/processor.ts). A mark that fails fails the attempt, which BullMQ retries.
  */
 export function dispatch<Q extends JobQueue>(
   queue: Q,
@@ -53,7 +53,7 @@ export function dispatch<Q extends JobQueue>(
       // worker first, and a retry gives a newer worker the chance to take it.
       throw new Error(`queue ${queue} has no job "${job.name}" (its jobs: ${jobNames(queue).join(', ')})`);
     }
-    const handler = processor[job.name as JobName<Q>] as (job: Job, deps: WorkerDeps) => Promise<unknown>;
+    const handler = processor[job.name as JobName<Q>] as (job: Job, deps: JobDeps) => Promise<unknown>;
     const started = performance.now();
     // The request that caused the job: its id on every line the handler logs, its context for the
     // jobs the handler writes in turn, its trace continued by the job's span.
@@ -61,20 +61,23 @@ export function dispatch<Q extends JobQueue>(
     const meta = decodeJobMeta(job.opts?.telemetry?.metadata);
     const requestId = meta?.requestId;
     const logger = requestId === undefined ? deps.logger : deps.logger.child({ reqId: requestId });
+    // Scheduled jobs have no outbox row: the update finds none.
+    const markDone: JobDeps['markDone'] = (trx) =>
+      job.id === undefined ? Promise.resolve() : markOutboxDone(trx, queue, job.id);
     const run = () =>
       tracing().inSpan(
         `${queue} ${job.name}`,
         meta?.traceparent,
         { 'messaging.system': 'bullmq', 'messaging.destination.name': queue, 'messaging.message.id': job.id ?? '' },
         // The payload was typed when the outbox row was written (shared/queue/jobs.ts `job()`).
-        () => handler(job, { ...deps, logger }),
+        () => handler(job, { ...deps, logger, markDone }),
       );
     try {
       const result = await (requestId === undefined
         ? run()
         : runWithRequestContext({ requestId, ...(meta?.traceparent ? { traceparent: meta.traceparent } : {}) }, run));
-      // Scheduled jobs have no outbox row: the update finds none.
-      if (job.id !== undefined) await markOutboxDone(deps.db, queue, job.id);
+      // Rows the handler's transaction marked are not touched again.
+      await markDone(deps.db);
       const seconds = (performance.now() - started) / 1000;
       metrics?.jobFinished(queue, job.name, 'completed', seconds);
       // One line per job, as per request: a search by request id finds the jobs even when their

@@ -3,6 +3,7 @@ import type { Config } from '../shared/config.ts';
 import type { Db } from '../shared/db/database.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import type { JobName, JobPayload, JobQueue } from '../shared/queue/jobs.ts';
+import type { MarkDone } from '../shared/queue/outbox.ts';
 
 export interface WorkerDeps {
   config: Config;
@@ -13,10 +14,16 @@ export interface WorkerDeps {
 /** A BullMQ job of the map in shared/queue/jobs.ts, its data typed by queue and name. */
 export type TypedJob<Q extends JobQueue, N extends JobName<Q>> = Job<JobPayload<Q, N>, unknown, N>;
 
+/** What a handler gets besides the worker's deps: its job's done mark (shared/queue/outbox.ts). */
+export interface JobDeps extends WorkerDeps {
+  /** Run it in the transaction that commits the job's effect; the worker marks the job after otherwise. */
+  markDone: MarkDone;
+}
+
 /** Handles one job name. Must be idempotent: delivery is at least once. */
 export type JobHandler<Q extends JobQueue, N extends JobName<Q>> = (
   job: TypedJob<Q, N>,
-  deps: WorkerDeps,
+  deps: JobDeps,
 ) => Promise<unknown>;
 
 /** The processor of one queue: a handler for each of its job names. */

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Db } from '../db/database.ts';
 import { resolveStoragePath, writeStorageFile } from '../media/storage.ts';
 import { renderThumbnail, thumbnailPathFor } from '../media/thumbnail.ts';
+import { type MarkDone, NO_MARK } from '../queue/outbox.ts';
 import { currentActivityImage, setActivityThumbnail } from './images.ts';
 
 export type PictureThumbnailOutcome =
@@ -13,12 +14,13 @@ export type PictureThumbnailOutcome =
  * docs/places-pictures.md). Idempotent: the thumbnail path derives from the original's path and
  * the render is deterministic, so a second run writes the same bytes to the same file and sets the
  * same column. If the activity is gone or shows another picture since, it is skipped (a newer
- * upload queued its own job).
+ * upload queued its own job). `markDone` (the job's) commits with the thumbnail's column.
  */
 export async function renderPictureThumbnail(
   db: Db,
   storageDir: string,
   { activityId, imagePath }: { activityId: number; imagePath: string },
+  markDone: MarkDone = NO_MARK,
 ): Promise<PictureThumbnailOutcome> {
   const current = await currentActivityImage(db, activityId);
   if (!current) return { status: 'skipped', reason: 'activity deleted' };
@@ -29,9 +31,12 @@ export async function renderPictureThumbnail(
   const thumbnail = await renderThumbnail(await readFile(source));
   const thumbnailPath = thumbnailPathFor(imagePath);
   await writeStorageFile(storageDir, thumbnailPath, thumbnail.data);
-  if (!(await setActivityThumbnail(db, activityId, imagePath, thumbnailPath))) {
-    return { status: 'skipped', reason: 'activity picture replaced while rendering' };
-  }
+  const set = await db.transaction().execute(async (trx) => {
+    const changed = await setActivityThumbnail(trx, activityId, imagePath, thumbnailPath);
+    if (changed) await markDone(trx);
+    return changed;
+  });
+  if (!set) return { status: 'skipped', reason: 'activity picture replaced while rendering' };
   return {
     status: 'done',
     thumbnailPath,

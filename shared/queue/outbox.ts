@@ -115,7 +115,17 @@ export async function pendingOutboxCount(db: Kysely<Database>): Promise<number> 
 }
 
 /**
- * Marks done the open rows of a job whose effect has committed (the worker, after the handler).
+ * A job's own done mark, handed to its handler (workers/processor.ts) to run in the transaction
+ * that commits the job's effect: the effect and the mark then commit together.
+ */
+export type MarkDone = (trx: Kysely<Database>) => Promise<unknown>;
+
+/** A MarkDone that marks nothing (callers outside a worker: tests, commands). */
+export const NO_MARK: MarkDone = async () => {};
+
+/**
+ * Marks done the open rows of a job whose effect has committed, or inside that commit's
+ * transaction (the worker, through MarkDone).
  * Every row of the job id is marked: rows with the same id ask for the same work.
  */
 export async function markOutboxDone(db: Kysely<Database>, queue: string, jobId: string): Promise<number> {

@@ -4,7 +4,7 @@ import { defaultJobOptions } from '../../shared/queue/queues.ts';
 import { activityFields } from '../../shared/tracking/activities/fields.ts';
 import { type CleanupResult, cleanupExports } from '../../shared/tracking/exports/cleanup.ts';
 import { buildExport, type ExportJobOutcome, markExportFailed } from '../../shared/tracking/exports/job.ts';
-import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
+import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
 
 /** The id of the BullMQ job scheduler that runs the cleanup of expired exports. */
 export const EXPORTS_CLEANUP_SCHEDULER_ID = 'exports-cleanup-every';
@@ -19,7 +19,7 @@ export const cleanupIntervalSeconds = (config: Pick<Config, 'EXPORT_TTL_S'>) => 
  */
 export async function userExport(
   job: TypedJob<'exports', 'user-export'>,
-  { config, db, logger }: WorkerDeps,
+  { config, db, logger, markDone }: JobDeps,
 ): Promise<ExportJobOutcome> {
   const { exportId } = job.data;
   try {
@@ -28,6 +28,7 @@ export async function userExport(
       ttlSeconds: config.EXPORT_TTL_S,
       summaryOf: activityFields,
       onProgress: ({ handled, total }) => job.updateProgress({ handled, total }),
+      markDone,
     });
     logger.info(outcome, 'export');
     return outcome;
@@ -41,7 +42,7 @@ export async function userExport(
 /** Deletes expired exports and their files, fails stale ones (job `cleanup-expired`). */
 export async function cleanupExpiredExports(
   job: TypedJob<'exports', 'cleanup-expired'>,
-  { config, db, logger }: WorkerDeps,
+  { config, db, logger }: JobDeps,
 ): Promise<CleanupResult> {
   const result = await cleanupExports(db, config.STORAGE_DIR, config.EXPORT_TTL_S);
   logger.info({ requestedBy: job.data.requestedBy, ...result }, 'exports cleaned up');

@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { type ComputeResult, computeRecommendations } from '../../shared/catalogue/recommendations-compute.ts';
 import type { Config } from '../../shared/config.ts';
 import { defaultJobOptions } from '../../shared/queue/queues.ts';
-import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
+import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
 
 /** The id of the BullMQ job scheduler that recomputes the recommendations every RECOMMENDATIONS_INTERVAL_S. */
 export const RECOMMENDATIONS_SCHEDULER_ID = 'recommendations-every';
@@ -13,7 +13,7 @@ export const RECOMMENDATIONS_SCHEDULER_ID = 'recommendations-every';
  */
 export async function computeAllRecommendations(
   job: TypedJob<'recommendations', 'compute-all'>,
-  { db, logger }: WorkerDeps,
+  { db, logger }: JobDeps,
 ): Promise<ComputeResult> {
   const result = await computeRecommendations(db, (step, rows) => {
     void job.updateProgress({ step, rows }).catch(() => {});

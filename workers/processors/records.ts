@@ -8,20 +8,22 @@ import type { QueueProcessor } from '../processor.ts';
  * activity `npm run records:recompute` names. Idempotent (at-least-once delivery).
  */
 export const recordsProcessor: QueueProcessor<'records'> = {
-  'activity-changed': async (job, { db, config }) => {
+  'activity-changed': async (job, { db, config, markDone }) => {
     const { activityId, userId, sportId, previousSportId } = job.data;
     return updateActivityRecords(
       db,
       { activityId, userId, sports: previousSportId === null ? [sportId] : [sportId, previousSportId], force: false },
       recordsSettings(config.RECORDS_FAMILIES_FILE),
+      { markDone },
     );
   },
-  'recompute-activity': async (job, { db, config, logger }) => {
+  'recompute-activity': async (job, { db, config, logger, markDone }) => {
     const { activityId, userId, settings, forced } = job.data;
     const outcome = await updateActivityRecords(
       db,
       { activityId, userId, sports: [], force: forced !== null },
       recordsSettings(config.RECORDS_FAMILIES_FILE),
+      { markDone },
     );
     // The command and the workers read their own RECORDS_FAMILIES_FILE: say when they disagree.
     if (outcome.settings !== settings)

@@ -3,7 +3,7 @@ import {
   drawActivityThumbnail,
   type TrackThumbnailOutcome,
 } from '../../shared/tracking/thumbnail/activity-thumbnail.ts';
-import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
+import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
 
 /**
  * Renders the thumbnail of a place activity's picture (job `activity-thumbnail`, see
@@ -11,9 +11,9 @@ import type { QueueProcessor, TypedJob, WorkerDeps } from '../processor.ts';
  */
 export async function renderActivityThumbnail(
   job: TypedJob<'thumbnails', 'activity-thumbnail'>,
-  { config, db, logger }: WorkerDeps,
+  { config, db, logger, markDone }: JobDeps,
 ): Promise<PictureThumbnailOutcome> {
-  const outcome = await renderPictureThumbnail(db, config.STORAGE_DIR, job.data);
+  const outcome = await renderPictureThumbnail(db, config.STORAGE_DIR, job.data, markDone);
   logger.debug({ activityId: job.data.activityId, ...outcome }, 'thumbnail');
   return outcome;
 }
@@ -24,9 +24,9 @@ export async function renderActivityThumbnail(
  */
 export async function trackingActivityThumbnail(
   job: TypedJob<'thumbnails', 'activity-track-thumbnail'>,
-  { config, db, logger }: WorkerDeps,
+  { config, db, logger, markDone }: JobDeps,
 ): Promise<TrackThumbnailOutcome> {
-  const outcome = await drawActivityThumbnail(db, config, job.data.activityId);
+  const outcome = await drawActivityThumbnail(db, config, job.data.activityId, markDone);
   logger.debug({ activityId: job.data.activityId, version: job.data.version, ...outcome }, 'track thumbnail');
   return outcome;
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
+import type { MarkDone } from '../../queue/outbox.ts';
 import { readActivityContent } from '../activities/store.ts';
 import { type ArchiveOptions, type ExportedActivity, writeActivitiesArchive } from './archive.ts';
 import { exportStoragePath } from './store.ts';
@@ -19,6 +20,8 @@ export interface ExportJobOptions {
   summaryOf: ArchiveOptions['summaryOf'];
   /** Called after each activity (the BullMQ job's progress). */
   onProgress?: (progress: { handled: number; total: number }) => Promise<void> | void;
+  /** The job's done mark: it commits with the export's `done`. */
+  markDone?: MarkDone;
 }
 
 export type ExportJobOutcome =
@@ -107,22 +110,26 @@ export async function buildExport(db: Db, exportId: string, options: ExportJobOp
     },
   });
 
-  const done = await db
-    .updateTable('tracking_exports')
-    .set({
-      status: 'done',
-      file_path: relative,
-      size_bytes: result.bytes,
-      activity_count: result.activities,
-      processed_count: result.activities,
-      error: null,
-      finished_at: sql<Date>`now()`,
-      expires_at: sql<Date>`now() + make_interval(secs => ${options.ttlSeconds})`,
-    })
-    .where('id', '=', exportId)
-    .where('status', '=', 'running')
-    .returning('id')
-    .executeTakeFirst();
+  const done = await db.transaction().execute(async (trx) => {
+    const marked = await trx
+      .updateTable('tracking_exports')
+      .set({
+        status: 'done',
+        file_path: relative,
+        size_bytes: result.bytes,
+        activity_count: result.activities,
+        processed_count: result.activities,
+        error: null,
+        finished_at: sql<Date>`now()`,
+        expires_at: sql<Date>`now() + make_interval(secs => ${options.ttlSeconds})`,
+      })
+      .where('id', '=', exportId)
+      .where('status', '=', 'running')
+      .returning('id')
+      .executeTakeFirst();
+    if (marked) await options.markDone?.(trx);
+    return marked;
+  });
   if (!done) {
     // Deleted while building: the file is nobody's. (Done by a concurrent run of the same job:
     // it wrote the same file, which stays.)

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { type MarkDone, NO_MARK } from '../../queue/outbox.ts';
 import type { ActivityContent } from '../activities/data.ts';
 import { readActivityContent } from '../activities/store.ts';
 import { bestEfforts } from './best-efforts.ts';
@@ -74,12 +75,13 @@ export interface RecordsOutcome {
  * re-read from the efforts by index (O(record groups), whatever the user's history), all in one
  * transaction serialized per user. Idempotent: a second run finds the work done or rewrites the
  * same values, and a record whose holder and value do not change keeps its updated_at.
+ * `markDone` (the job's) commits with the records.
  */
 export async function updateActivityRecords(
   db: Db,
   request: RecordsRequest,
   settings: RecordsSettings,
-  load: ActivityLoader = storedActivity,
+  { load = storedActivity, markDone = NO_MARK }: { load?: ActivityLoader; markDone?: MarkDone } = {},
 ): Promise<RecordsOutcome> {
   const recordWays = await loadRecordWays(db);
   const fingerprint = settingsFingerprint(settings, recordWays);
@@ -130,6 +132,7 @@ export async function updateActivityRecords(
       result.written += counts.written;
       result.removed += counts.removed;
     }
+    await markDone(trx);
     return result;
   });
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { removeStorageFile, writeStorageFile } from '../../media/storage.ts';
+import { type MarkDone, NO_MARK } from '../../queue/outbox.ts';
 import type { Track } from '../activities/data.ts';
 import { readActivityContent } from '../activities/store.ts';
 import { TRACKING_STORAGE_ROOT, trackingMediaStoragePath, trackingMediaUrl } from '../activities/uploads.ts';
@@ -46,12 +47,14 @@ function digest(image: RenderedThumbnail): string {
  * activity of that family). Idempotent: the same activity gives the same bytes under the same
  * name. The column is set only if the activity is still the version that was drawn (otherwise it
  * is drawn again, as it is now) and only if the user has not set a thumbnail of their own.
- * The previous drawing of this activity is removed once replaced.
+ * The previous drawing of this activity is removed once replaced. `markDone` (the job's) commits
+ * with the column.
  */
 export async function drawActivityThumbnail(
   db: Db,
   config: { STORAGE_DIR: string; PUBLIC_URL: string },
   activityId: string,
+  markDone: MarkDone = NO_MARK,
 ): Promise<TrackThumbnailOutcome> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const found = await readActivityContent(db, activityId);
@@ -80,14 +83,18 @@ export async function drawActivityThumbnail(
     await writeStorageFile(config.STORAGE_DIR, path, image.data);
     const url = trackingMediaUrl(config.PUBLIC_URL, path);
     // Not a user's write: neither the version nor updated_at move.
-    const updated = await db
-      .updateTable('activities')
-      .set({ thumbnail: url })
-      .where('id', '=', row.id)
-      .where('version', '=', row.version)
-      .where(sql<boolean>`thumbnail is not distinct from ${row.thumbnail}`)
-      .executeTakeFirst();
-    if (updated.numUpdatedRows === 0n) continue;
+    const updated = await db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('activities')
+        .set({ thumbnail: url })
+        .where('id', '=', row.id)
+        .where('version', '=', row.version)
+        .where(sql<boolean>`thumbnail is not distinct from ${row.thumbnail}`)
+        .executeTakeFirst();
+      if (result.numUpdatedRows > 0n) await markDone(trx);
+      return result.numUpdatedRows > 0n;
+    });
+    if (!updated) continue;
     const previous = generated && trackingMediaStoragePath(generated);
     if (previous && previous !== path && previous.startsWith(`${THUMBNAILS_DIR}/${row.id}/`))
       await removeStorageFile(config.STORAGE_DIR, previous);
