@@ -1,16 +1,25 @@
 import test from 'ava';
+import {
+  MATRIX_PREFIXES,
+  type MatrixCase,
+  matrixOperations,
+  OUTSIDE_SERVICES,
+  operationsWithIds,
+  runCases,
+  serviceOf,
+} from './helpers/ownership-matrix.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { activity, me } from './helpers/tracking-activities.ts';
 
 // The ownership matrix of the tracking API, generated from its route table (/openapi.json): every
 // operation on one object of a user (a path with an id) answers another user 404 and a caller
-// without a token 401, and changes nothing. A new route with an id must be given its object
-// below, or named as public, or this test fails: it cannot be forgotten.
+// without a token 401, in Hydra's error format, and changes nothing. A new route with an id must
+// be given its object below, or named as public, or this test fails: it cannot be forgotten. The
+// other services have theirs in test/ownership-matrix-*.test.ts; the last test here checks that
+// every route with an id falls in one of them.
 
 const api = await startTrackingApi();
 test.after.always(() => api.close());
-
-type Operation = { security?: Record<string, unknown>[] };
 
 /** Objects everyone with credentials may read: the referentials, and what a share's token opens. */
 const PUBLIC = new Set([
@@ -80,9 +89,7 @@ const WRITES: Record<string, unknown> = {
 };
 
 test("another user's objects answer 404 to every operation on them, a caller without a token 401, and nothing changes", async (t) => {
-  const doc = (await (await api.fetch('/openapi.json')).json()) as {
-    paths: Record<string, Record<string, Operation>>;
-  };
+  const operations = await matrixOperations(api, 'tracking');
   const owner = await api.user();
   const other = await api.user();
   const objects = await objectsOf(owner);
@@ -90,33 +97,41 @@ test("another user's objects answer 404 to every operation on them, a caller wit
   for (const [collection, id] of Object.entries(objects))
     before.set(collection, JSON.stringify((await api.call('GET', `/${collection}/${id}`, owner)).body));
   const failures: string[] = [];
-  let checked = 0;
-  for (const [path, item] of Object.entries(doc.paths)) {
-    if (!path.startsWith('/v2/') || !path.includes('{')) continue;
-    for (const method of Object.keys(item)) {
-      const name = `${method.toUpperCase()} ${path}`;
-      if (PUBLIC.has(name)) continue;
-      const collection = /^\/v2\/([a-z_]+)\/\{/.exec(path)?.[1] ?? '';
-      const id = objects[collection];
-      if (!id) {
-        failures.push(`${name}: no object of this collection in the matrix (add it, or name the route as public)`);
-        continue;
-      }
-      const concrete = path.replace(/^\/v2/, '').replace(/\{[^}]+\}/, id);
-      const write = method === 'put' || method === 'patch' ? WRITES[collection] : undefined;
-      const body = write === undefined ? {} : { body: write };
-      const asOther = await api.call(method.toUpperCase(), concrete, other, body);
-      if (asOther.status !== 404) failures.push(`${name} as another user: ${asOther.status}, expected 404`);
-      const anonymous = await api.call(method.toUpperCase(), concrete, null, body);
-      if (anonymous.status !== 401) failures.push(`${name} without a token: ${anonymous.status}, expected 401`);
-      checked++;
+  const cases: MatrixCase[] = [];
+  const headers = { 'x-api-key': api.apiKey };
+  for (const op of operations) {
+    if (PUBLIC.has(op.name)) continue;
+    const collection = /^\/v2\/([a-z_]+)\/\{/.exec(op.path)?.[1] ?? '';
+    const id = objects[collection];
+    if (!id) {
+      failures.push(`${op.name}: no object of this collection in the matrix (add it, or name the route as public)`);
+      continue;
     }
+    const path = op.path.replace(/\{[^}]+\}/, id);
+    const body = op.method === 'PUT' || op.method === 'PATCH' ? WRITES[collection] : undefined;
+    const auth = `Bearer ${other.token}`;
+    cases.push({ op, path, headers, body, who: 'as another user', authorization: auth, expected: 404 });
+    cases.push({ op, path, headers, body, who: 'without a token', expected: 401 });
   }
-  t.true(checked >= 15, String(checked));
+  t.true(cases.length >= 30, String(cases.length));
+  failures.push(...(await runCases(api, cases)));
   t.deepEqual(failures, []);
   // Nothing of the owner's changed.
   for (const [collection, seen] of before) {
     const now = await api.call('GET', `/${collection}/${objects[collection] ?? ''}`, owner);
     t.is(JSON.stringify(now.body), seen, collection);
   }
+});
+
+test("every operation with an id, in every service, falls in one service's matrix", async (t) => {
+  const operations = await operationsWithIds(api);
+  const stray = operations
+    .filter((op) => !serviceOf(op.path) && !(op.name in OUTSIDE_SERVICES))
+    .map((op) => `${op.name}: in no matrix (add its prefix to MATRIX_PREFIXES and its object to that matrix)`);
+  t.deepEqual(stray, []);
+  for (const service of Object.keys(MATRIX_PREFIXES))
+    t.true(
+      operations.some((op) => serviceOf(op.path) === service),
+      service,
+    );
 });

@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../../shared/accounts/api-keys.ts';
 import {
@@ -88,6 +88,28 @@ async function clientFromBasic(app: AppContext, ctx: Context): Promise<ClientRec
   return client;
 }
 
+declare module 'koa' {
+  interface DefaultState {
+    /** The client authenticated by HTTP Basic on its own routes. */
+    basicClient?: ClientRecord;
+  }
+}
+
+/** Authenticates the client before its input is validated: without credentials, a 401 and nothing more. */
+const requireClientBasic =
+  (app: AppContext): Middleware =>
+  async (ctx, next) => {
+    ctx.state.basicClient = await clientFromBasic(app, ctx);
+    await next();
+  };
+
+/** The client requireClientBasic authenticated (a route that lists it in its middleware). */
+function basicClient(ctx: Context): ClientRecord {
+  const client = ctx.state.basicClient;
+  if (!client) throw new Error('requireClientBasic is missing from this route');
+  return client;
+}
+
 /** POST /api/v1/clients and the API keys of a client. */
 export function clientsRouter(app: AppContext): ApiRouter {
   const r = new ApiRouter({
@@ -133,6 +155,7 @@ export function clientsRouter(app: AppContext): ApiRouter {
     summary: 'Issue an API key (x-api-key) for a client',
     description: 'Authenticate with HTTP Basic client_id:client_secret. The key is shown once and stored hashed.',
     security: ['basic'],
+    middleware: [requireClientBasic(app)],
     params,
     body: z.object({ label: z.string().trim().max(100, 'at most 100 characters').optional() }).optional(),
     responses: {
@@ -140,7 +163,7 @@ export function clientsRouter(app: AppContext): ApiRouter {
       401: { description: 'Client credentials missing or wrong' },
     },
     handler: async (ctx, { body }) => {
-      const client = await clientFromBasic(app, ctx);
+      const client = basicClient(ctx);
       ctx.status = 201;
       ctx.set('Cache-Control', 'no-store');
       return issueApiKey(app.db, client.id, body?.label ?? null);
@@ -151,22 +174,28 @@ export function clientsRouter(app: AppContext): ApiRouter {
     path: '/clients/:client_id/api-keys',
     summary: "List a client's API keys (prefixes only)",
     security: ['basic'],
+    middleware: [requireClientBasic(app)],
     params,
     responses: {
       200: { description: 'Keys', schema: z.object({ api_keys: z.array(listedKey) }) },
       401: { description: 'Client credentials missing or wrong' },
     },
-    handler: async (ctx) => ({ api_keys: await listApiKeys(app.db, (await clientFromBasic(app, ctx)).id) }),
+    handler: async (ctx) => ({ api_keys: await listApiKeys(app.db, basicClient(ctx).id) }),
   });
   r.add({
     method: 'delete',
     path: '/clients/:client_id/api-keys/:key_id',
     summary: 'Revoke an API key',
     security: ['basic'],
+    middleware: [requireClientBasic(app)],
     params: z.object({ client_id: z.string().min(1).max(100), key_id: z.string().min(1).max(100) }),
-    responses: { 204: { description: 'Revoked' }, 404: { description: 'No such live key' } },
+    responses: {
+      204: { description: 'Revoked' },
+      401: { description: 'Client credentials missing or wrong' },
+      404: { description: 'No such live key of this client' },
+    },
     handler: async (ctx, { params: p }) => {
-      const client = await clientFromBasic(app, ctx);
+      const client = basicClient(ctx);
       if (!(await revokeApiKey(app.db, client.id, p.key_id))) throw notFound('API key not found or already revoked');
       ctx.status = 204;
     },

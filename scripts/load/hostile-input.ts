@@ -1,9 +1,7 @@
-import fc from 'fast-check';
 import type { OpenApi, Operation, Schema } from './openapi-operations.ts';
-import { placeBody } from './places.ts';
 
-// The robustness walk's input: hostile values, plausible bodies from the documented schemas, the
-// hostile requests of each operation (one hostile value at a time) and random ones.
+// The robustness walk's input: hostile values, plausible bodies from the documented schemas and
+// the hostile requests of each operation (one hostile value at a time).
 
 export const NUL = 'a\u0000b';
 export const LONE_SURROGATE = '\ud800';
@@ -188,59 +186,4 @@ export function* hostileCases(
     yield { label: `${fieldPath(at)}: 100,000 items`, path: base, body };
   }
   for (const [label, body] of Object.entries(SPECIAL_BODIES)) yield { label: `body: ${label}`, path: base, body };
-}
-
-/** Random path values (`placeId` among them), query strings and JSON bodies. */
-export function randomInput(placeId: string) {
-  const pathValue = fc.oneof(
-    fc.constantFrom(
-      '121',
-      '0',
-      '-1',
-      '99999999999999999999',
-      'null',
-      '%00',
-      '..',
-      'a'.repeat(300),
-      crypto.randomUUID(),
-      placeId,
-    ),
-    fc.string({ minLength: 1, maxLength: 12, unit: 'binary' }).map((s) => encodeURIComponent(s.toWellFormed())),
-  );
-  const queryString = fc
-    .dictionary(
-      fc.constantFrom(
-        'sw',
-        'ne',
-        'origin',
-        'radius',
-        'limit',
-        'page',
-        'sports',
-        'tags',
-        'min_difficulty',
-        'days',
-        'all',
-        'q',
-        'after',
-      ),
-      fc.oneof(
-        fc.string({ maxLength: 20, unit: 'binary' }),
-        fc.constantFrom('1,2', '200,95', 'NaN', '-0', '1e308', '3.06,50.63'),
-      ),
-    )
-    .map((d) =>
-      new URLSearchParams(Object.entries(d).map(([k, v]): [string, string] => [k, v.toWellFormed()])).toString(),
-    );
-  const body = fc.oneof(
-    fc.jsonValue({ maxDepth: 3 }),
-    fc.record({ geometry: fc.jsonValue({ maxDepth: 3 }), activities: fc.jsonValue({ maxDepth: 2 }) }),
-    fc.record({
-      geometry: fc.constant(placeBody().geometry),
-      country: fc.constant('FR'),
-      name: fc.string({ unit: 'binary' }),
-      activities: fc.array(fc.record({ sport_id: fc.integer(), tags: fc.array(fc.string()) })),
-    }),
-  );
-  return { pathValue, queryString, body };
 }

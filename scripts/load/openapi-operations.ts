@@ -1,4 +1,5 @@
-// The operations an OpenAPI document lists, as the robustness walk sends them requests.
+// The operations an OpenAPI document lists, as the generated requests (test/robustness-hostile-input.test.ts,
+// the soak) send them.
 
 export interface Schema {
   $ref?: string;
@@ -27,6 +28,11 @@ export interface Operation {
   documented: Record<string, string[]>;
   /** A browser endpoint (it answers with a redirect): its errors may be HTML pages. */
   browser: boolean;
+  /**
+   * The credentials it accepts: one scheme list per alternative (`[]` is the anonymous
+   * alternative); empty when the document names none, as for public routes.
+   */
+  security: string[][];
 }
 
 export interface OpenApi {
@@ -38,6 +44,7 @@ export interface OpenApi {
         parameters?: { in: string; name: string }[];
         requestBody?: { content: Record<string, { schema: Schema }> };
         responses?: Record<string, { content?: Record<string, unknown> }>;
+        security?: Record<string, string[]>[];
       }
     >
   >;
@@ -60,7 +67,36 @@ export function operationsOf(document: OpenApi): Operation[] {
           Object.entries(op.responses ?? {}).map(([status, r]) => [status, Object.keys(r.content ?? {})]),
         ),
         browser: Object.keys(op.responses ?? {}).some((status) => status.startsWith('3')),
+        security: (op.security ?? []).map((alternative) => Object.keys(alternative)),
       };
     }),
   );
+}
+
+/**
+ * True when no alternative of the operation's security is met by the schemes a caller holds
+ * valid credentials for: its answer must then be a 401.
+ */
+export function needsCredentials(op: Operation, held: ReadonlySet<string>): boolean {
+  return op.security.length > 0 && !op.security.some((schemes) => schemes.every((s) => held.has(s)));
+}
+
+/** The operations a request path (as the server resolves it, without its query) would be routed to. */
+export function operationsAt(operations: readonly Operation[], method: string, path: string): Operation[] {
+  const { pathname } = new URL(path, 'http://api.test');
+  return operations.filter((op) => op.method === method && templatePattern(op.path).test(pathname));
+}
+
+const patterns = new Map<string, RegExp>();
+function templatePattern(template: string): RegExp {
+  let pattern = patterns.get(template);
+  if (!pattern) {
+    const source = template
+      .split(/(\{[^}]+\})/)
+      .map((part) => (part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('');
+    pattern = new RegExp(`^${source}$`);
+    patterns.set(template, pattern);
+  }
+  return pattern;
 }
