@@ -138,6 +138,20 @@ export const envSchema = z.object({
   AUTH_ACCEPT_ID_TOKENS: bool.default(true),
   /** The `stack` claim of the tracking requestKey: which deployment issued it. */
   ACCOUNTS_STACK: z.string().min(1).max(64).default('default'),
+  /** A refresh token family ends this long after the sign-in it came from, however often it is used. */
+  REFRESH_TOKEN_ABSOLUTE_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(365 * 24 * 3600)
+    .default(30 * 24 * 3600),
+  /** A refresh token unused this long expires (each use issues a new one with a fresh idle window). */
+  REFRESH_TOKEN_IDLE_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(365 * 24 * 3600)
+    .default(14 * 24 * 3600),
   STORAGE_DIR: z.string().min(1).default('./storage'),
   UPLOAD_MAX_BYTES: z.coerce
     .number()

@@ -86,10 +86,6 @@ test.serial('tracking: /oauth/authorize code, GET /oauth/accessToken, /api/me an
   t.is(at.sub, known.id);
   t.is(at.aud, api.config.AUTH_AUDIENCE);
   t.is(at.ldid, known.ldid);
-  // A code works once.
-  const again = await exchange(code);
-  t.is(again.status, 400);
-  t.is(((await again.json()) as { error: string }).error, 'invalid_grant');
 
   const meRes = await api.fetch(`/api/me?access_token=${encodeURIComponent(body.access_token)}`);
   t.is(meRes.status, 200);
@@ -133,6 +129,15 @@ test.serial('tracking: /oauth/authorize code, GET /oauth/accessToken, /api/me an
   });
   t.is(tracked.status, 200);
   t.like(await tracked.json(), { accountId: known.id, ldid: known.ldid, apiKeyClient: client.client_id });
+
+  // A code works once; presented again, the tokens issued from it are refused (RFC 6749 §4.1.2).
+  const again = await exchange(code);
+  t.is(again.status, 400);
+  t.is(((await again.json()) as { error: string }).error, 'invalid_grant');
+  const revoked = await api.fetch('/test/tracking', {
+    headers: { authorization: `Bearer ${me.requestKey}`, 'x-api-key': api_key },
+  });
+  t.is(revoked.status, 401);
 });
 
 test.serial('authorization code with PKCE at /authorize and POST /token', async (t) => {

@@ -237,7 +237,8 @@ test('/openapi.json documents the tracking flow routes as they answer', async (t
     (o?.parameters ?? []).filter((p) => p.required).map((p) => p.name);
   t.deepEqual(required(op('/oauth/authorize')), ['response_type', 'client_id', 'redirect_uri']);
   t.truthy(op('/oauth/authorize')?.responses['302']);
-  t.deepEqual(required(op('/oauth/accessToken')), ['client_id', 'client_secret', 'redirect_uri', 'code', 'grant_type']);
+  // redirect_uri and code go with grant_type=authorization_code only (not with refresh_token).
+  t.deepEqual(required(op('/oauth/accessToken')), ['client_id', 'client_secret', 'grant_type']);
   // OAuth errors, not problem details.
   const errorSchema = op('/oauth/accessToken')?.responses['400']?.content?.['application/json']?.schema;
   t.deepEqual(errorSchema?.required, ['error']);

@@ -4,7 +4,7 @@ import type { Provider } from 'oidc-provider';
 import { authenticate, createAccount, EmailTakenError } from '../../shared/accounts/accounts.ts';
 import { type ClientRecord, findClient, redirectTarget } from '../../shared/accounts/clients.ts';
 import { findConsent, recordConsent } from '../../shared/accounts/consents.ts';
-import { grantableApiScopes, knownScopes, OIDC_SCOPES, SCOPE_DESCRIPTIONS } from '../../shared/auth/scopes.ts';
+import { grantableApiScopes, knownScopes, PROVIDER_SCOPES, SCOPE_DESCRIPTIONS } from '../../shared/auth/scopes.ts';
 import type { AppContext } from '../context.ts';
 import { HttpError } from '../http/errors.ts';
 import { checkCsrf, csrfToken, readForm } from './forms.ts';
@@ -79,16 +79,28 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
     render(ctx, status, 'Sign in', page, d.params.redirect_uri);
   }
 
-  /** Ends an interaction with this result; oidc-provider redirects the browser on. */
-  async function conclude(ctx: Context, d: Interaction, result: Parameters<Provider['interactionFinished']>[2]) {
+  /**
+   * Ends an interaction with this result; oidc-provider redirects the browser on. A consent keeps
+   * the sign-in submitted just before it (`prompt=login` asks that both be in one result).
+   */
+  async function conclude(
+    ctx: Context,
+    d: Interaction,
+    result: Parameters<Provider['interactionFinished']>[2],
+    mergeWithLastSubmission = false,
+  ) {
     securityHeaders(ctx, d.params.redirect_uri);
-    await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
+    await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission });
     ctx.respond = false;
   }
 
-  /** The scopes the application asks that it may hold (OpenID Connect and API scopes). */
+  /**
+   * The scopes the application asks that it may hold (OpenID Connect, offline_access and API
+   * scopes). oidc-provider has already dropped offline_access where it gives no refresh token
+   * (no code flow, or a `prompt` without `consent`).
+   */
   function askedScopes(d: Interaction, client: ClientRecord): string[] {
-    return knownScopes(d.params.scope, [...OIDC_SCOPES, ...grantableApiScopes(client.firstParty)]);
+    return knownScopes(d.params.scope, [...PROVIDER_SCOPES, ...grantableApiScopes(client.firstParty)]);
   }
 
   /** Grants the asked scopes to the client for this user and ends the consent prompt. */
@@ -96,11 +108,11 @@ export function loginPagesRouter(app: AppContext, provider: Provider): Router {
     let grant = d.grantId ? await provider.Grant.find(d.grantId) : undefined;
     if (!grant || grant.accountId !== accountId)
       grant = new provider.Grant({ accountId, clientId: String(d.params.client_id) });
-    const oidc = scopes.filter((s) => OIDC_SCOPES.includes(s));
-    const api = scopes.filter((s) => !OIDC_SCOPES.includes(s));
+    const oidc = scopes.filter((s) => PROVIDER_SCOPES.includes(s));
+    const api = scopes.filter((s) => !PROVIDER_SCOPES.includes(s));
     if (oidc.length) grant.addOIDCScope(oidc.join(' '));
     if (api.length) grant.addResourceScope(API_RESOURCE, api.join(' '));
-    await conclude(ctx, d, { consent: { grantId: await grant.save() } });
+    await conclude(ctx, d, { consent: { grantId: await grant.save() } }, true);
   }
 
   function showConsent(ctx: Context, d: Interaction, client: ClientRecord, asked: string[], extending: boolean): void {

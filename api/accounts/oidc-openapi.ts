@@ -19,6 +19,10 @@ const tokenAnswer = z
     expires_in: z.number().int(),
     scope: z.string(),
     id_token: z.string().optional(),
+    refresh_token: z
+      .string()
+      .optional()
+      .meta({ description: 'With offline_access: works once; each refresh answers the next one' }),
   })
   .meta({
     id: 'TokenResponse',
@@ -35,7 +39,10 @@ const authorizeQuery = z.object({
   response_type: z.literal('code'),
   client_id: z.string(),
   redirect_uri: z.string().meta({ format: 'uri', example: 'com.example.fit:/callback' }),
-  scope: z.string().meta({ example: 'openid profile tracking:read tracking:write' }),
+  scope: z.string().meta({
+    example: 'openid profile tracking:read tracking:write',
+    description: 'add `offline_access` for a refresh token (code flow; `prompt=consent` is implied)',
+  }),
   state: z.string().optional().meta({ description: 'echoed back to the redirect URI (CSRF)' }),
   nonce: z.string().optional().meta({ description: 'echoed in the id_token (replay protection)' }),
   code_challenge: z
@@ -48,8 +55,12 @@ const authorizeQuery = z.object({
 
 const tokenForm = z
   .object({
-    grant_type: z.enum(['authorization_code', 'client_credentials']),
+    grant_type: z.enum(['authorization_code', 'refresh_token', 'client_credentials']),
     code: z.string().optional(),
+    refresh_token: z
+      .string()
+      .optional()
+      .meta({ description: 'grant_type=refresh_token: used up by the call; presented again, the sign-in is revoked' }),
     redirect_uri: z.string().optional(),
     code_verifier: z.string().optional().meta({ description: 'PKCE: the secret behind code_challenge' }),
     client_id: z.string().optional().meta({ description: 'public clients (no secret) name themselves here' }),
@@ -75,7 +86,7 @@ export function documentProviderEndpoints(registry: OpenApiRegistry): void {
   });
   registry.add(PROVIDER_ROUTES.token, 'post', {
     operationId: 'token',
-    summary: 'Exchange an authorization code for tokens',
+    summary: 'Exchange an authorization code or a refresh token for tokens',
     tags,
     security: [{ basic: [] }, {}],
     requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: tokenForm } } },
@@ -87,14 +98,19 @@ export function documentProviderEndpoints(registry: OpenApiRegistry): void {
   });
   registry.add(PROVIDER_ROUTES.revocation, 'post', {
     operationId: 'revokeToken',
-    summary: 'Revoke an access token (RFC 7009): every service refuses it at once',
+    summary: 'Revoke an access or refresh token (RFC 7009): every service refuses it at once',
+    description:
+      'A refresh token is revoked with its sign-in (grant): every refresh and access token issued from it ends. An access token is revoked alone.',
     tags,
     security: [{ basic: [] }, {}],
     requestBody: {
       required: true,
       content: {
         'application/x-www-form-urlencoded': {
-          schema: z.object({ token: z.string(), token_type_hint: z.enum(['access_token']).optional() }),
+          schema: z.object({
+            token: z.string(),
+            token_type_hint: z.enum(['access_token', 'refresh_token']).optional(),
+          }),
         },
       },
     },

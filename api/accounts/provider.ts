@@ -7,7 +7,8 @@ import { findAccountById, oidcClaims } from '../../shared/accounts/accounts.ts';
 import { revokeTokenId } from '../../shared/accounts/revocation.ts';
 import { secretMatches } from '../../shared/accounts/secrets.ts';
 import { postgresAdapterFactory } from '../../shared/auth/oidc-adapter.ts';
-import { grantableApiScopes, OIDC_SCOPES } from '../../shared/auth/scopes.ts';
+import { refreshTokenTtl } from '../../shared/auth/refresh-tokens.ts';
+import { grantableApiScopes, OFFLINE_ACCESS_SCOPE, PROVIDER_SCOPES } from '../../shared/auth/scopes.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
 import { type Config, ConfigError, envSchema } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
@@ -23,7 +24,10 @@ import { escapeHtml } from './html.ts';
  */
 export const API_RESOURCE = 'urn:sports-backend:api';
 
-/** Token lifetimes (seconds). 15 minutes is the tracking spec's bearer validity. */
+/**
+ * Token lifetimes (seconds). 15 minutes is the tracking spec's bearer validity. Refresh tokens
+ * follow REFRESH_TOKEN_ABSOLUTE_TTL_S and REFRESH_TOKEN_IDLE_TTL_S (refreshTokenTtl).
+ */
 export const TTL = {
   AccessToken: 900,
   IdToken: 900,
@@ -68,7 +72,10 @@ export async function createProvider(
     );
   const keys = await ensureSigningKeys(db);
   const configuration: Configuration = {
-    adapter: postgresAdapterFactory(db),
+    // A revoked grant's access tokens are refused until the last of them expires (clock skew included).
+    adapter: postgresAdapterFactory(db, {
+      revokedGrantKeepSeconds: TTL.AccessToken + config.AUTH_CLOCK_TOLERANCE_S,
+    }),
     jwks: { keys: keys.map((k) => providerJwk(k.privateJwk)) },
     cookies: {
       keys: cookieKeys,
@@ -77,12 +84,13 @@ export async function createProvider(
     },
     routes: PROVIDER_ROUTES,
     responseTypes: ['code', 'id_token', 'id_token token', 'none'],
-    scopes: [...OIDC_SCOPES],
+    scopes: [...PROVIDER_SCOPES],
     // Whether a client is first-party (no consent screen, may hold `admin`): oidc-adapter.ts.
     extraClientMetadata: { properties: ['first_party'] },
     claims: {
-      // `ver`: the account's token version (migration 0050), so ending its sessions ends its id_tokens too.
-      openid: ['sub', 'ver'],
+      // `ver`: the account's token version (migration 0050), so ending its sessions ends its id_tokens
+      // too; `grant_id`: revoking the grant (refresh tokens) ends them as it ends access tokens.
+      openid: ['sub', 'ver', 'grant_id'],
       profile: [
         'given_name',
         'family_name',
@@ -97,7 +105,20 @@ export async function createProvider(
       ],
       email: ['email', 'email_verified'],
     },
-    ttl: TTL,
+    ttl: {
+      ...TTL,
+      // Idle window, cut at the family's absolute end (iiat: when the family's first token was issued).
+      RefreshToken: (_ctx, token) => {
+        const now = Math.floor(Date.now() / 1000);
+        return refreshTokenTtl(token.iiat ?? now, now, {
+          absoluteS: config.REFRESH_TOKEN_ABSOLUTE_TTL_S,
+          idleS: config.REFRESH_TOKEN_IDLE_TTL_S,
+        });
+      },
+    },
+    // Every refresh rotates the token, for confidential clients too (RFC 9700 §4.14.2 asks it of
+    // public ones): a token used twice revokes its grant, so a stolen one is caught on first reuse.
+    rotateRefreshToken: true,
     // PKCE is required for public clients (all our clients are confidential); when a client
     // sends a code_challenge, the code_verifier is always checked.
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
@@ -107,7 +128,9 @@ export async function createProvider(
       // Access tokens are for our APIs (resource indicator), which userinfo does not accept; the
       // profile is in the id_token and at /api/me.
       userinfo: { enabled: false },
-      revocation: { enabled: true },
+      // RFC 7009. Revoking a refresh token revokes its grant (oidc-provider's revokeGrantPolicy):
+      // every refresh and access token of that sign-in. Another client's token is left alone (200).
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       introspection: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -127,18 +150,27 @@ export async function createProvider(
       },
     },
     // The claims the resource-server verifier and services read: roles, ldid and the token version.
+    // `grant_id` names the sign-in (grant) the token comes from, so revoking the grant refuses it.
     extraTokenClaims: async (_ctx, token) => {
       if (!('accountId' in token) || !token.accountId) return undefined;
       const account = await findAccountById(db, String(token.accountId));
-      return account
-        ? { roles: account.roles, ldid: account.ldid, user_id: account.number, ver: account.token_version }
-        : undefined;
+      if (!account) return undefined;
+      const grantId = 'grantId' in token && typeof token.grantId === 'string' ? { grant_id: token.grantId } : {};
+      return {
+        roles: account.roles,
+        ldid: account.ldid,
+        user_id: account.number,
+        ver: account.token_version,
+        ...grantId,
+      };
     },
     // A disabled account is no account: no session, code or token is made for it.
-    findAccount: async (_ctx, sub) => {
+    findAccount: async (ctx, sub) => {
       const account = await findAccountById(db, sub);
       if (!account || account.disabled_at) return undefined;
-      return { accountId: account.id, claims: () => oidcClaims(account) };
+      // The grant is known once a token is made from it (read when the id_token's claims are).
+      const grantId = () => (ctx.oidc.grant?.jti ? { grant_id: ctx.oidc.grant.jti } : {});
+      return { accountId: account.id, claims: () => ({ ...oidcClaims(account), ...grantId() }) };
     },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     clientBasedCORS: () => true,
@@ -258,6 +290,23 @@ export function providerRouter(provider: Provider): Router {
     r.introspection,
     r.pushed_authorization_request,
   ];
+  router.get(r.authorization, consentForOfflineAccess);
   for (const path of paths) router.all(path, delegate);
   return router;
 }
+
+/**
+ * OpenID Connect Core §11 honours offline_access only with `prompt=consent` (oidc-provider drops
+ * it otherwise). An authorization request asking it with no prompt at all gets that prompt: the
+ * consent step then runs, which asks a third-party app's user (unless they allowed it before)
+ * and passes a first-party app straight through, so apps need not know the rule. An explicit
+ * other prompt (`none`, `login`) keeps its meaning: no refresh token.
+ */
+const consentForOfflineAccess: Middleware = (ctx, next) => {
+  const params = new URLSearchParams(ctx.querystring);
+  if (!params.has('prompt') && params.get('scope')?.split(' ').includes(OFFLINE_ACCESS_SCOPE)) {
+    params.set('prompt', 'consent');
+    ctx.querystring = params.toString();
+  }
+  return next();
+};

@@ -16,20 +16,31 @@ export const authorizeQuery = z.object({
   response_type: oauthParam('`code`'),
   client_id: oauthParam('Your client id (POST /api/v1/clients).'),
   redirect_uri: oauthParam('One of the client’s registered redirect URIs; the code comes back there as `?code=`.'),
-  scope: oauthParam('Default `openid profile email`.', false),
+  scope: oauthParam(
+    'Default `openid profile email tracking:read tracking:write`. Add `offline_access` to stay signed in: `/oauth/accessToken` then also gives a `refresh_token`.',
+    false,
+  ),
   state: oauthParam('Echoed back with the code (recommended, against CSRF).', false),
 });
 
 export const accessTokenQuery = z.object({
   client_id: oauthParam('Your client id.'),
   client_secret: oauthParam('Your client secret.'),
-  redirect_uri: oauthParam('The redirect_uri the code was sent to.'),
-  code: oauthParam('The code from the redirect; it works once.'),
-  grant_type: oauthParam('`authorization_code`'),
+  redirect_uri: oauthParam('The redirect_uri the code was sent to (with `authorization_code`).', false),
+  code: oauthParam('The code from the redirect; it works once (with `authorization_code`).', false),
+  grant_type: oauthParam('`authorization_code`, or `refresh_token` to stay signed in'),
+  refresh_token: oauthParam(
+    'The refresh token of the previous answer (with `refresh_token`); it works once, and a new one comes back.',
+    false,
+  ),
 });
 
 export const accessTokenResponse = z.object({
   access_token: z.string().meta({ description: 'A JWT bearer (typ at+jwt), valid 15 minutes.' }),
+  refresh_token: z.string().optional().meta({
+    description:
+      'When `offline_access` was allowed: exchange it (`grant_type=refresh_token`) for a new access token before this one expires. It works once; the answer carries the next one.',
+  }),
 });
 
 /** RFC 6749 §5.2 error response. */

@@ -55,15 +55,15 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
   r.add({
     method: 'get',
     path: '/oauth/accessToken',
-    summary: 'Exchange an authorization code for an access token (tracking spec)',
+    summary: 'Exchange an authorization code, or a refresh token, for an access token (tracking spec)',
     description:
-      'The standard token request (`POST /token`) sent as a GET with every parameter in the query, as the tracking spec does. Errors are OAuth 2.0 error responses (RFC 6749 §5.2), not problem details. A code works once: presented again, it is refused and the grant it came from is revoked.',
+      'The standard token request (`POST /token`) sent as a GET with every parameter in the query, as the tracking spec does. Errors are OAuth 2.0 error responses (RFC 6749 §5.2), not problem details. A code works once: presented again, it is refused and the grant it came from is revoked. To stay signed in, ask `offline_access` in the `/oauth/authorize` scope: the answer then also carries a `refresh_token`, which `grant_type=refresh_token&refresh_token=...` (with `client_id` and `client_secret`) exchanges for a new access token and a new refresh token. Each refresh token works once: presented again, the whole sign-in is revoked (every token issued from it).',
     query: accessTokenQuery,
     responses: {
       200: { description: 'The access token', schema: accessTokenResponse },
       400: {
         description:
-          '`invalid_grant` (unknown, expired or used code, wrong redirect_uri), `invalid_request`, `unsupported_grant_type`',
+          '`invalid_grant` (unknown, expired or used code or refresh token, wrong redirect_uri), `invalid_request`, `unsupported_grant_type`',
         schema: oauthError,
       },
       401: { description: '`invalid_client`: client_id or client_secret missing or wrong', schema: oauthError },
@@ -77,7 +77,7 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
       }
       // Replay the request as the standard token request (client_secret_basic, form body).
       const form: Record<string, string> = {};
-      for (const name of ['grant_type', 'code', 'redirect_uri'] as const) {
+      for (const name of ['grant_type', 'code', 'redirect_uri', 'refresh_token'] as const) {
         const value = query[name];
         if (value !== undefined) form[name] = value;
       }
@@ -100,8 +100,12 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
         ctx.method = original.method;
         ctx.url = original.url;
       }
-      const body = ctx.body as { access_token?: string } | undefined;
-      if (ctx.status === 200 && body?.access_token) ctx.body = { access_token: body.access_token };
+      const body = ctx.body as { access_token?: string; refresh_token?: string } | undefined;
+      if (ctx.status === 200 && body?.access_token)
+        ctx.body = {
+          access_token: body.access_token,
+          ...(body.refresh_token ? { refresh_token: body.refresh_token } : {}),
+        };
     },
   });
 
@@ -128,7 +132,7 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
       if (principal.kind !== 'access')
         throw unauthorized('Send an access token from /oauth/accessToken, not an id_token');
       if (!principal.scopes.has('tracking:read')) throw insufficientScope('tracking:read');
-      const { jti, exp, scope } = principal.claims;
+      const { jti, exp, scope, grant_id: grantId } = principal.claims;
       if (typeof jti !== 'string' || typeof exp !== 'number' || !principal.clientId)
         throw unauthorized('The access token has no id, expiry or client');
       const found = await findAccountById(app.db, principal.accountId);
@@ -152,6 +156,8 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
           gender: account.gender,
           birthdate: account.birth_date,
           country: account.country,
+          // The same grant as the access token: revoking the sign-in refuses both.
+          ...(typeof grantId === 'string' ? { grant_id: grantId } : {}),
         },
         { issuer: app.config.issuer, audience: app.config.AUTH_AUDIENCE, sameAs: { jti, exp } },
       );

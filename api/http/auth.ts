@@ -191,6 +191,7 @@ export class TokenVerifier {
         sub,
         jti: typeof payload.jti === 'string' ? payload.jti : undefined,
         clientId: tokenClientId(kind, payload),
+        grantId: typeof payload.grant_id === 'string' ? payload.grant_id : undefined,
       });
     const { account } = await ensureExternalAccount(this.#db, {
       issuer: String(payload.iss),

@@ -76,3 +76,19 @@ export async function revokeTokenId(db: Db, jti: string, expiresAt: Date): Promi
   // Expired entries can never match a token that verifies: about one revocation in 100 sweeps them.
   if (Math.random() < 0.01) await db.deleteFrom('revoked_tokens').where('expires_at', '<', sql<Date>`now()`).execute();
 }
+
+/**
+ * Refuses every access token issued from an oidc-provider grant (they carry its id, `grant_id`),
+ * for `keepSeconds`: long enough for the last of them to expire. oidc-provider revokes grants
+ * (a refresh token reused or revoked, a code replayed, a sign-out) but cannot reach our JWTs.
+ */
+export async function revokeGrantId(db: Db, grantId: string, keepSeconds: number): Promise<void> {
+  await db
+    .insertInto('revoked_grants')
+    .values({ grant_id: grantId, expires_at: sql<Date>`now() + make_interval(secs => ${keepSeconds})` })
+    .onConflict((oc) =>
+      oc.column('grant_id').doUpdateSet({ expires_at: sql`greatest(revoked_grants.expires_at, excluded.expires_at)` }),
+    )
+    .execute();
+  if (Math.random() < 0.01) await db.deleteFrom('revoked_grants').where('expires_at', '<', sql<Date>`now()`).execute();
+}

@@ -32,6 +32,8 @@ export interface TokenState {
   account: TokenAccount;
   /** The token's id is on the revocation list. */
   revoked: boolean;
+  /** The grant the token was issued from (its `grant_id`) was revoked: a refresh token reused or revoked, a sign-out. */
+  grantRevoked?: boolean;
   /** The client the token was issued to, when it names one (undefined: unknown or revoked). */
   client?: { firstParty: boolean } | undefined;
   /** The user's live consent to that client, if any. */
@@ -41,7 +43,7 @@ export interface TokenState {
 /** The account a token of ours names, with its revocation, client and consent state. */
 export async function findTokenState(
   db: Db,
-  token: { sub: string; jti?: string | undefined; clientId?: string | undefined },
+  token: { sub: string; jti?: string | undefined; clientId?: string | undefined; grantId?: string | undefined },
 ): Promise<TokenState | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(token.sub)) return undefined;
   const clientId = token.clientId && /^[\w-]{1,100}$/.test(token.clientId) ? token.clientId : null;
@@ -70,6 +72,15 @@ export async function findTokenState(
               .where('jti', '=', token.jti ?? ''),
           )
           .as('revoked'),
+      (eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom('revoked_grants')
+              .select('grant_id')
+              .where('grant_id', '=', token.grantId ?? ''),
+          )
+          .as('grant_revoked'),
     ])
     .where('a.id', '=', token.sub)
     .executeTakeFirst();
@@ -84,6 +95,7 @@ export async function findTokenState(
       disabled_at: row.disabled_at,
     },
     revoked: Boolean(row.revoked),
+    grantRevoked: Boolean(row.grant_revoked),
     client: row.first_party === null ? undefined : { firstParty: row.first_party },
     consent: row.granted_at && row.scopes ? { grantedAt: row.granted_at, scopes: row.scopes } : undefined,
   };

@@ -1,14 +1,20 @@
 import { sql } from 'kysely';
 import { type Adapter, type AdapterPayload, errors } from 'oidc-provider';
 import { findClient, LOOPBACK_HOSTS } from '../accounts/clients.ts';
+import { revokeGrantId } from '../accounts/revocation.ts';
 import type { Db } from '../db/database.ts';
+
+export interface AdapterOptions {
+  /** How long a revoked grant's id stays on the list: the lifetime of the access tokens issued from it. */
+  revokedGrantKeepSeconds: number;
+}
 
 /**
  * oidc-provider storage in Postgres (table oidc_payloads), so every API process sees the same
- * sessions, interactions, codes and grants. Clients are read from oauth_clients (registered
- * through POST /api/v1/clients), never written by the provider.
+ * sessions, interactions, codes, grants and refresh tokens. Clients are read from oauth_clients
+ * (registered through POST /api/v1/clients), never written by the provider.
  */
-export function postgresAdapterFactory(db: Db) {
+export function postgresAdapterFactory(db: Db, options: AdapterOptions) {
   return class PostgresAdapter implements Adapter {
     readonly model: string;
 
@@ -42,6 +48,8 @@ export function postgresAdapterFactory(db: Db) {
           }),
         )
         .execute();
+      if (this.model === 'RefreshToken' && payload.grantId && typeof payload.exp === 'number' && expiresAt)
+        await keepGrantUntil(db, payload.grantId, payload.exp, expiresAt);
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -105,7 +113,7 @@ export function postgresAdapterFactory(db: Db) {
         .where('model', '=', this.model)
         .where('id', '=', id)
         .executeTakeFirst();
-      if (lost?.grant_id) await revokeGrant(db, lost.grant_id);
+      if (lost?.grant_id) await revokeGrant(db, lost.grant_id, options);
       throw new errors.InvalidGrant(`${this.model} already consumed`);
     }
 
@@ -113,21 +121,46 @@ export function postgresAdapterFactory(db: Db) {
       await db.deleteFrom('oidc_payloads').where('model', '=', this.model).where('id', '=', id).execute();
     }
 
+    /**
+     * oidc-provider revokes a grant model by model. Our access tokens are JWTs, never stored: for
+     * them the grant's id goes on the revocation list the verifier checks.
+     */
     async revokeByGrantId(grantId: string): Promise<void> {
+      if (this.model === 'AccessToken') await revokeGrantId(db, grantId, options.revokedGrantKeepSeconds);
       await db.deleteFrom('oidc_payloads').where('grant_id', '=', grantId).execute();
     }
   };
 }
 
 /**
- * What oidc-provider does when a code is presented twice: the grant and everything stored from
- * it (codes, opaque tokens) are deleted. JWT access tokens are not stored and stay valid until
- * they expire.
+ * What oidc-provider does when a code or a refresh token is used twice: the grant and
+ * everything stored from it (codes, refresh tokens) are deleted, and the access tokens issued
+ * from it are refused.
  */
-async function revokeGrant(db: Db, grantId: string): Promise<void> {
+async function revokeGrant(db: Db, grantId: string, options: AdapterOptions): Promise<void> {
+  await revokeGrantId(db, grantId, options.revokedGrantKeepSeconds);
   await db
     .deleteFrom('oidc_payloads')
     .where((eb) => eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id', '=', grantId)])]))
+    .execute();
+}
+
+/**
+ * A grant lives at least as long as its refresh tokens (oidc-provider refuses a refresh whose
+ * grant has expired): a refresh token expiring after its grant extends the grant, in the row and
+ * in the payload's `exp` that oidc-provider checks.
+ */
+async function keepGrantUntil(db: Db, grantId: string, exp: number, expiresAt: Date): Promise<void> {
+  const payloadExp = sql<number>`(payload->>'exp')::bigint`;
+  await db
+    .updateTable('oidc_payloads')
+    .set({
+      expires_at: sql`greatest(expires_at, ${expiresAt})`,
+      payload: sql`jsonb_set(payload, '{exp}', to_jsonb(greatest(${payloadExp}, ${exp}::bigint)))`,
+    })
+    .where('model', '=', 'Grant')
+    .where('id', '=', grantId)
+    .where((eb) => eb.or([eb('expires_at', '<', expiresAt), eb(payloadExp, '<', exp)]))
     .execute();
 }
 
@@ -151,15 +184,15 @@ async function clientMetadata(db: Db, id: string): Promise<AdapterPayload | unde
     const url = URL.parse(u);
     return url?.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
   });
-  // A public client is a native app (RFC 8252): code flow only, no secret, PKCE required
-  // (provider.ts). oidc-provider lets native clients use private-use schemes and any loopback port.
+  // A public client is a native app (RFC 8252): code flow (and its refresh tokens) only, no
+  // secret, PKCE required (provider.ts). oidc-provider lets native clients use private-use schemes and any loopback port.
   if (client.tokenEndpointAuthMethod === 'none')
     return {
       client_id: client.id,
       client_name: client.name,
       redirect_uris: client.redirectUris.filter((u) => !isHttpsLoopback(u)),
       application_type: 'native',
-      grant_types: ['authorization_code'],
+      grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
       id_token_signed_response_alg: 'RS256',
@@ -171,7 +204,7 @@ async function clientMetadata(db: Db, id: string): Promise<AdapterPayload | unde
     client_name: client.name,
     redirect_uris: loopback ? client.redirectUris.filter((u) => !isHttpsLoopback(u)) : client.redirectUris,
     application_type: loopback ? 'native' : 'web',
-    grant_types: ['authorization_code', 'implicit'],
+    grant_types: ['authorization_code', 'implicit', 'refresh_token'],
     response_types: ['code', 'id_token', 'id_token token'],
     token_endpoint_auth_method: 'client_secret_basic',
     id_token_signed_response_alg: 'RS256',

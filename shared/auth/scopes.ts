@@ -17,11 +17,18 @@ export const API_SCOPES: readonly string[] = [
 /** The OpenID Connect scopes the provider knows. */
 export const OIDC_SCOPES: readonly string[] = ['openid', 'profile', 'email'];
 
+/** Asks for a refresh token (OpenID Connect Core §11): the application stays signed in. */
+export const OFFLINE_ACCESS_SCOPE = 'offline_access';
+
+/** The scopes oidc-provider itself grants (the API scopes belong to the API resource). */
+export const PROVIDER_SCOPES: readonly string[] = [...OIDC_SCOPES, OFFLINE_ACCESS_SCOPE];
+
 /** What each scope lets an application do, as the consent page says it. */
 export const SCOPE_DESCRIPTIONS: Record<string, string> = {
   openid: 'Know who you are when you sign in',
   profile: 'See your name, gender, birth date, language and picture',
   email: 'See your email address',
+  offline_access: 'Stay signed in: keep this access while you are away, until you withdraw it on your account page',
   'places:read': 'See the places you submitted, including those awaiting moderation',
   'places:write': 'Add, change and delete places and their pictures in your name',
   'catalogue:read': 'Read the sports catalogue as you',
@@ -44,7 +51,10 @@ export function isScopedService(name: string | undefined): name is ScopedService
 }
 
 /** The scopes of a space-separated list that we know, in order, without duplicates. */
-export function knownScopes(scope: unknown, allowed: readonly string[] = [...OIDC_SCOPES, ...API_SCOPES]): string[] {
+export function knownScopes(
+  scope: unknown,
+  allowed: readonly string[] = [...PROVIDER_SCOPES, ...API_SCOPES],
+): string[] {
   if (typeof scope !== 'string') return [];
   return [...new Set(scope.split(' ').filter((s) => allowed.includes(s)))];
 }

@@ -20,8 +20,8 @@ export function tokenClientId(kind: TokenKind, claims: JWTPayload): string | und
 
 /**
  * Why a verified token no longer holds, or undefined when it does: the account is disabled, its
- * sessions were ended after the token was issued (token version), the token was revoked, its
- * client is gone, or the user withdrew a third-party client's access (consent revoked, or given
+ * sessions were ended after the token was issued (token version), the token or its grant was
+ * revoked, its client is gone, or the user withdrew a third-party client's access (consent revoked, or given
  * again after the token was issued).
  */
 export function tokenRefusal(kind: TokenKind, claims: JWTPayload, state: TokenState): string | undefined {
@@ -30,6 +30,8 @@ export function tokenRefusal(kind: TokenKind, claims: JWTPayload, state: TokenSt
   if (claims.ver !== state.account.token_version)
     return "The token was issued before the account's sessions were ended (password or roles changed, or signed out everywhere); sign in again";
   if (state.revoked) return 'The token has been revoked';
+  if (state.grantRevoked)
+    return 'The sign-in this token came from was revoked (its refresh token was revoked or used twice, or the user signed out); sign in again';
   const clientId = tokenClientId(kind, claims);
   if (!clientId) return 'The token names no application (client_id)';
   if (!state.client) return 'The application this token was issued to is no longer registered';

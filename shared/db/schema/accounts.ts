@@ -79,6 +79,12 @@ export interface RevokedTokensTable {
   expires_at: Date;
 }
 
+/** Ids of revoked oidc-provider grants (migration 0056), kept until their last access token expires. */
+export interface RevokedGrantsTable {
+  grant_id: string;
+  expires_at: Date;
+}
+
 export interface ApiKeysTable {
   id: Generated<string>;
   client_id: string;
@@ -112,4 +118,5 @@ export interface AccountTables {
   oidc_payloads: OidcPayloadsTable;
   oauth_consents: OAuthConsentsTable;
   revoked_tokens: RevokedTokensTable;
+  revoked_grants: RevokedGrantsTable;
 }
