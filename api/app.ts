@@ -70,9 +70,25 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
         if (config.corsOrigins === '*') return '*';
         return config.corsOrigins.includes(origin) ? origin : '';
       },
-      allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Accept-Language', 'x-api-key', 'X-Request-Id'],
+      allowHeaders: [
+        'Authorization',
+        'Content-Type',
+        'Accept',
+        'Accept-Language',
+        'x-api-key',
+        'X-Request-Id',
+        'Idempotency-Key',
+      ],
       // Link: browser clients of the Hydra API (API Platform Admin) find its documentation there.
-      exposeHeaders: ['Retry-After', 'X-Request-Id', 'Location', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining'],
+      exposeHeaders: [
+        'Retry-After',
+        'X-Request-Id',
+        'Location',
+        'Link',
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'Idempotent-Replayed',
+      ],
       maxAge: 600,
     }),
   );

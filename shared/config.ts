@@ -6,7 +6,7 @@ export const SERVICE_NAMES = ['places', 'catalogue', 'partners', 'tracking', 'ac
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** Every BullMQ queue a worker process can run; operators pick a subset with WORKER_QUEUES. */
-export const QUEUE_NAMES = ['records', 'thumbnails', 'exports', 'recommendations'] as const;
+export const QUEUE_NAMES = ['records', 'thumbnails', 'exports', 'recommendations', 'maintenance'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 const bool = z
@@ -106,6 +106,13 @@ export const envSchema = z.object({
   RECORDS_FAMILIES_FILE: recordsFamiliesFileVariable.optional(),
   /** Seconds a finished bulk export of activities stays downloadable before the cleanup deletes it. */
   EXPORT_TTL_S: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
+  /** Seconds the first answer to a request sent with an Idempotency-Key is kept for its retries. */
+  IDEMPOTENCY_KEY_TTL_S: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
+  /**
+   * Seconds a request holds its Idempotency-Key without renewing it (it renews every third of
+   * it while it runs): the key of a request whose process died is free again after this.
+   */
+  IDEMPOTENCY_LEASE_S: z.coerce.number().int().min(3).max(3_600).default(60),
   MIGRATE_ON_START: bool.default(true),
   SEED_ON_START: bool.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

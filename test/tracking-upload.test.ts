@@ -238,6 +238,6 @@ test('/v2/upload and /v2/media are in /openapi.json with the multipart body and 
   };
   const op = doc.paths['/v2/upload']?.post;
   t.truthy(op?.requestBody?.content['multipart/form-data']);
-  t.deepEqual(Object.keys(op?.responses ?? {}).sort(), ['200', '400', '401', '413', '415', '422']);
+  t.deepEqual(Object.keys(op?.responses ?? {}).sort(), ['200', '400', '401', '409', '413', '415', '422']);
   t.truthy(doc.paths['/v2/media/{path}']?.get);
 });

@@ -25,6 +25,7 @@ const noop: Processors = {
   thumbnails: { 'activity-thumbnail': async () => null, 'activity-track-thumbnail': async () => null },
   recommendations: { 'compute-all': async () => null },
   exports: { 'user-export': async () => null, 'cleanup-expired': async () => null },
+  maintenance: { 'idempotency-expire': async () => null },
 };
 const thumbnailJob = (activityId: number) =>
   job('thumbnails', 'activity-thumbnail', { activityId, imagePath: `places/p/121/img-${activityId}.png` });
@@ -36,13 +37,14 @@ test('selectQueues runs the named queues that have jobs; naming a queue without 
   t.throws(() => selectQueues(config, noop, true), {
     instanceOf: ConfigError,
     message:
-      'WORKER_QUEUES: no jobs in this build for later (queues with jobs: records, thumbnails, recommendations, exports)',
+      'WORKER_QUEUES: no jobs in this build for later (queues with jobs: records, thumbnails, recommendations, exports, maintenance)',
   });
   t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), noop, false), [
     'records',
     'thumbnails',
     'exports',
     'recommendations',
+    'maintenance',
   ]);
 });
 
@@ -113,6 +115,7 @@ test('an outbox row becomes a processed job; SIGTERM-style close lets the active
     },
     recommendations: noop.recommendations,
     exports: noop.exports,
+    maintenance: noop.maintenance,
   };
   const config = testConfig({ DATABASE_URL: database.url, WORKER_QUEUES: 'thumbnails', OUTBOX_POLL_MS: '20' });
   const workers = await startWorkers(config, { processors });

@@ -4,6 +4,13 @@ import type { AppContext } from '../context.ts';
 import { type Access, accessCanRefuse, accessMiddleware, accessSecurity } from './access.ts';
 import { errorResponse } from './error-schemas.ts';
 import type { Serializer } from './formats/format.ts';
+import {
+  accessHasCaller,
+  documentIdempotencyErrors,
+  idempotency,
+  idempotencyKeyHeader,
+  replayedHeaders,
+} from './idempotency.ts';
 import { negotiate, notAcceptable } from './negotiation.ts';
 import type { HttpMethod } from './openapi.ts';
 import type { CallerResolver, OperationInput, OperationSpec, Representation } from './resource-spec.ts';
@@ -42,10 +49,12 @@ export interface OperationDeclaration<
   /** The format's serializer, when the result is written by it (its alternates are negotiated). */
   serializer?: Serializer;
   success: Record<number, ResponseSpec>;
+  /** Whether it takes an Idempotency-Key when the spec does not say (a resource's `create` does). */
+  idempotent?: boolean;
   write: (ctx: Context, result: R, serializer: Serializer | undefined) => unknown;
 }
 
-type App = Pick<AppContext, 'verifier' | 'db' | 'relay'>;
+type App = Pick<AppContext, 'verifier' | 'db' | 'relay' | 'config'>;
 
 export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec, R, A extends Access, C>(
   router: ApiRouter,
@@ -74,11 +83,26 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       format,
       'Invalid request (each problem names its parameter or field)',
     );
+  // Idempotency-Key (api/http/idempotency.ts): claimed after the credentials and `middleware`, before the body.
+  const idempotent = spec.idempotent ?? d.idempotent ?? false;
+  if (idempotent && !accessHasCaller(access))
+    throw new Error(`${d.method.toUpperCase()} ${d.path}: an idempotent operation needs a caller (access ${access})`);
+  if (idempotent) documentIdempotencyErrors(errors, format);
+  const headers = idempotent
+    ? (spec.headers?.extend(idempotencyKeyHeader.shape) ?? idempotencyKeyHeader)
+    : spec.headers;
   const typed = (responses: Record<number, ResponseSpec>) =>
     Object.fromEntries(
-      Object.entries(responses).map(([status, r]) => [status, r.schema ? { contentType: d.contentType, ...r } : r]),
+      Object.entries(responses).map(([status, r]) => {
+        const replayable = idempotent && Number(status) < 300 ? { headers: replayedHeaders } : {};
+        return [status, { ...(r.schema ? { contentType: d.contentType } : {}), ...r, ...replayable }];
+      }),
     );
-  const middleware = [...accessMiddleware(app, access), ...(d.middleware ?? [])];
+  const middleware = [
+    ...accessMiddleware(app, access),
+    ...(d.middleware ?? []),
+    ...(idempotent ? [idempotency(app, Object.keys(spec.headers?.shape ?? {}))] : []),
+  ];
   // A suffixed path chooses its media type itself: it never answers 406.
   const { 406: _, ...unnegotiated } = errors;
 
@@ -93,7 +117,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       ...(d.tag ? { tags: [d.tag] } : {}),
       security: accessSecurity(access),
       ...(spec.query ? { query: spec.query } : {}),
-      ...(spec.headers ? { headers: spec.headers } : {}),
+      ...(headers ? { headers } : {}),
       ...(d.params ? { params: d.params } : {}),
       ...(spec.body ? { body: spec.body } : {}),
       ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),

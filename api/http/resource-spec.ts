@@ -63,6 +63,12 @@ export interface OperationSpec<Q extends z.ZodType, P extends z.ZodType, B exten
   body?: B;
   /** Overrides the resource's read or write access. */
   access?: A;
+  /**
+   * Takes an `Idempotency-Key` (api/http/idempotency.ts, docs/idempotency.md): a retry gets the
+   * first success again. Every `create` does unless it says false; another operation that
+   * creates says true. Needs a caller (a token or an API key).
+   */
+  idempotent?: boolean;
   /** Status of an invalid query (422 unless the service's spec says otherwise). */
   queryErrorStatus?: number;
   /** Errors to document besides 401 (access), 404 (item paths) and 422 (query or body). */

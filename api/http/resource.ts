@@ -40,7 +40,7 @@ export class Resource<
   S extends z.ZodType = z.ZodType,
 > {
   readonly #router: ApiRouter;
-  readonly #app: Pick<AppContext, 'verifier' | 'db' | 'hydra' | 'relay'>;
+  readonly #app: Pick<AppContext, 'verifier' | 'db' | 'hydra' | 'relay' | 'config'>;
   readonly #options: ResourceOptions<CP, IP, RA, C, Row, S>;
   readonly #baseUrl: string;
 
@@ -102,6 +102,7 @@ export class Resource<
       access: this.#options.access.write,
       item: false,
       status: 201,
+      idempotent: true,
       serializer,
       success: {
         201: { description: 'Created', ...this.#content(serializer, (s) => s.itemSchema(this.#options.item), spec) },
@@ -213,6 +214,8 @@ export class Resource<
       serializer?: Serializer;
       /** The items of a list when they differ from the resource's item schema. */
       listItem?: z.ZodType;
+      /** Takes an Idempotency-Key unless the spec says otherwise (creates). */
+      idempotent?: boolean;
       success: Record<number, ResponseSpec>;
       write: (ctx: Context, result: R, serializer: Serializer) => unknown;
     },
@@ -231,6 +234,7 @@ export class Resource<
       ...(shape.status ? { status: shape.status } : {}),
       contentType: this.#contentType(),
       ...(shape.serializer ? { serializer: shape.serializer } : {}),
+      ...(shape.idempotent ? { idempotent: true } : {}),
       success: shape.success,
       write: (ctx, result, serializer) => shape.write(ctx, result, serializer ?? fallback),
     });

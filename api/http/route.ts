@@ -18,6 +18,8 @@ export interface ResponseSpec {
   contentType?: string;
   /** The same response in other media types a client may ask for in `Accept` (schema when it is JSON). */
   alternates?: Record<string, z.ZodType | undefined>;
+  /** Response headers to document (`Idempotent-Replayed`). */
+  headers?: z.ZodObject;
 }
 
 export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec> {
@@ -113,7 +115,10 @@ export class ApiRouter {
     spec: RouteSpec<Q, P, B>,
     inputs: BodyInputs<unknown> | undefined,
   ): void {
-    const responses: Record<string, { description: string; content?: Record<string, { schema?: z.ZodType }> }> = {};
+    const responses: Record<
+      string,
+      { description: string; content?: Record<string, { schema?: z.ZodType }>; headers?: z.ZodObject }
+    > = {};
     for (const [status, r] of Object.entries(spec.responses)) {
       const content: Record<string, { schema?: z.ZodType }> = {
         ...(r.schema ? { [r.contentType ?? 'application/json']: { schema: r.schema } } : {}),
@@ -121,7 +126,11 @@ export class ApiRouter {
           Object.entries(r.alternates ?? {}).map(([type, schema]) => [type, schema ? { schema } : {}]),
         ),
       };
-      responses[status] = { description: r.description, ...(Object.keys(content).length ? { content } : {}) };
+      responses[status] = {
+        description: r.description,
+        ...(Object.keys(content).length ? { content } : {}),
+        ...(r.headers ? { headers: r.headers } : {}),
+      };
     }
     const path = `${this.prefix}${spec.path}`;
     this.#registry.add(path, spec.method, {

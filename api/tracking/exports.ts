@@ -179,6 +179,7 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     method: 'post',
     path: '/export_personal_data',
     status: 201,
+    idempotent: true,
     summary: 'Export all the activities of the caller (the v2.26 path of POST /v2/exports)',
     description: `The same as POST /v2/exports, for \`{id}\` the caller's own user id (another id: 404). ${CREATE_DESCRIPTION}`,
     body: createBody,

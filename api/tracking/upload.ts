@@ -32,6 +32,7 @@ export function uploadRoute(router: ApiRouter, app: AppContext): void {
     write: (_ctx, uploaded) => uploaded,
     spec: {
       summary: 'Upload a photo',
+      idempotent: true,
       description:
         'multipart/form-data with exactly one file part named `file`: a PNG, JPEG or BMP photo, recognised by its ' +
         `bytes (the file name and declared type are ignored), at most ${config.UPLOAD_MAX_BYTES} bytes and ${MAX_INPUT_PIXELS} pixels. ` +

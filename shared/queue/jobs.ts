@@ -67,6 +67,12 @@ export type ExportsCleanupJobPayload = {
   requestedBy: string;
 };
 
+/** Deletes the expired idempotency keys (queue `maintenance`, from its job scheduler). */
+export type IdempotencyExpireJobPayload = {
+  /** Who asked: `schedule` (the job scheduler) or an ISO time for a one-off request. */
+  requestedBy: string;
+};
+
 /**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
@@ -89,6 +95,7 @@ export type JobPayloads = Checked<{
   thumbnails: { 'activity-thumbnail': ThumbnailJobPayload; 'activity-track-thumbnail': TrackThumbnailJobPayload };
   recommendations: { 'compute-all': RecommendationsJobPayload };
   exports: { 'user-export': UserExportJobPayload; 'cleanup-expired': ExportsCleanupJobPayload };
+  maintenance: { 'idempotency-expire': IdempotencyExpireJobPayload };
 }>;
 
 export type JobQueue = keyof JobPayloads;
@@ -123,6 +130,10 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
     'user-export': ({ exportId }) => `export-${exportId}`,
     // One job per request (the cleanup only deletes what has expired, so a duplicate is harmless).
     'cleanup-expired': ({ requestedBy }) => `exports-cleanup-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+  },
+  maintenance: {
+    // One job per request (it only deletes what has expired, so a duplicate is harmless).
+    'idempotency-expire': ({ requestedBy }) => `idempotency-expire-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
   },
 };
 

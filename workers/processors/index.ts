@@ -3,6 +3,7 @@ import type { Config } from '../../shared/config.ts';
 import type { JobQueue } from '../../shared/queue/jobs.ts';
 import type { Processors } from '../processor.ts';
 import { exportsProcessor, scheduleExportsCleanup } from './exports.ts';
+import { maintenanceProcessor, scheduleMaintenance } from './maintenance.ts';
 import { recommendationsProcessor, scheduleRecommendations } from './recommendations.ts';
 import { recordsProcessor } from './records.ts';
 import { thumbnailsProcessor } from './thumbnails.ts';
@@ -16,6 +17,7 @@ export const PROCESSORS: Processors = {
   thumbnails: thumbnailsProcessor,
   recommendations: recommendationsProcessor,
   exports: exportsProcessor,
+  maintenance: maintenanceProcessor,
 };
 
 /**
@@ -25,4 +27,5 @@ export const PROCESSORS: Processors = {
 export const SCHEDULES: { [Q in JobQueue]?: (queue: Queue, config: Config) => Promise<void> } = {
   recommendations: scheduleRecommendations,
   exports: scheduleExportsCleanup,
+  maintenance: scheduleMaintenance,
 };

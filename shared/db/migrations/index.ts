@@ -22,6 +22,7 @@ import * as m0051 from './0051_places_moderation.ts';
 import * as m0052 from './0052_outbox_done.ts';
 import * as m0053 from './0053_public_clients.ts';
 import * as m0054 from './0054_outbox_request.ts';
+import * as m0055 from './0055_idempotency_keys.ts';
 import * as m0056 from './0056_revoked_grants.ts';
 
 /**
@@ -52,5 +53,6 @@ export const migrations: Record<string, Migration> = {
   '0052_outbox_done': m0052,
   '0053_public_clients': m0053,
   '0054_outbox_request': m0054,
+  '0055_idempotency_keys': m0055,
   '0056_revoked_grants': m0056,
 };

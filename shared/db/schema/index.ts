@@ -2,6 +2,7 @@ import type { AccountTables } from './accounts.ts';
 import type { CatalogueTables } from './catalogue.ts';
 import type { CoreTables } from './core.ts';
 import type { ExportTables } from './exports.ts';
+import type { IdempotencyTables } from './idempotency.ts';
 import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
 import type { RecommendationTables } from './recommendations.ts';
@@ -33,3 +34,6 @@ export interface Database extends RecordsTables {}
 
 /** Bulk exports of a user's activities (migration 0046). */
 export interface Database extends ExportTables {}
+
+/** The answers kept for Idempotency-Key retries (migration 0055). */
+export interface Database extends IdempotencyTables {}
