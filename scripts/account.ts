@@ -9,6 +9,7 @@ import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { findClient, registerClient } from '../shared/accounts/clients.ts';
 import { MIN_PASSWORD_LENGTH } from '../shared/accounts/passwords.ts';
 import { endAccountSessions, setAccountDisabled } from '../shared/accounts/revocation.ts';
+import { listAccounts, setAccountRoles } from '../shared/accounts/staff-accounts.ts';
 import { issueOperatorToken } from '../shared/auth/operator-tokens.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
@@ -16,6 +17,7 @@ import { ROLES, type Role } from '../shared/db/schema/accounts.ts';
 import { runCli } from '../shared/runtime/cli.ts';
 
 const USAGE = `Usage: npm run account -- --email <email> [--role user|staff|partner]... [options]
+       npm run account -- --list [--role <role>] [--limit <n>] [--after <number>]
 
 Creates the account (or finds it by email), adds the roles, and prints as JSON a valid access
 token (a bearer JWT for every service, with every scope) and a new API key (x-api-key, tracking)
@@ -36,6 +38,12 @@ Options:
   --end-sessions          end every session, grant and token of the account (no new token)
   --disable               disable the account: no sign-in, every token refused (no new token)
   --enable                enable a disabled account again
+  --set-roles <roles>     set the account's roles to exactly these (comma-separated; user is
+                          always kept), removing the others; its sessions, grants and tokens
+                          are ended (no new token)
+  --list                  list accounts as JSON (id, number, email, names, roles, disabled), in
+                          creation order; with --role only those holding it; --limit (default
+                          50, at most 200) per page, --after <number> for the next page
   --help                  this text
 
 Any change of roles or password ends the account's sessions, grants and tokens issued before.`;
@@ -59,6 +67,10 @@ function parse() {
       'end-sessions': { type: 'boolean' },
       disable: { type: 'boolean' },
       enable: { type: 'boolean' },
+      'set-roles': { type: 'string' },
+      list: { type: 'boolean' },
+      limit: { type: 'string' },
+      after: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -76,20 +88,48 @@ if (args.help) {
   console.log(USAGE);
   process.exit(0);
 }
+/** Roles named in options (repeated, or comma-separated), each checked. */
+function rolesOf(values: string[]): Role[] {
+  const named = values
+    .flatMap((r) => r.split(','))
+    .map((r) => r.trim())
+    .filter(Boolean);
+  for (const role of named)
+    if (!(ROLES as readonly string[]).includes(role))
+      usageError(`unknown role "${role}" (allowed: ${ROLES.join(', ')})`);
+  return named as Role[];
+}
+if (args.list) await listAndExit();
 const email = args.email?.trim() ?? '';
 if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) usageError('--email must be an email address');
-const roles = (args.role ?? ['user'])
-  .flatMap((r) => r.split(','))
-  .map((r) => r.trim())
-  .filter(Boolean);
-for (const role of roles)
-  if (!(ROLES as readonly string[]).includes(role)) usageError(`unknown role "${role}" (allowed: ${ROLES.join(', ')})`);
+const roles = rolesOf(args.role ?? ['user']);
+const newRoles = args['set-roles'] === undefined ? undefined : rolesOf([args['set-roles']]);
 if (args.password !== undefined && args.password.length < MIN_PASSWORD_LENGTH)
   usageError(`--password must have at least ${MIN_PASSWORD_LENGTH} characters`);
 const ttl = Number(args.ttl ?? 900);
 if (!Number.isInteger(ttl) || ttl < 60 || ttl > 86_400) usageError('--ttl must be an integer between 60 and 86400');
-const accountActions = [args.disable, args.enable, args['end-sessions']].filter(Boolean).length;
-if (accountActions > 1) usageError('give at most one of --disable, --enable and --end-sessions');
+const accountActions = [args.disable, args.enable, args['end-sessions'], newRoles].filter(Boolean).length;
+if (accountActions > 1) usageError('give at most one of --disable, --enable, --end-sessions and --set-roles');
+
+/** `--list`: a page of accounts as JSON, then exit. */
+async function listAndExit(): Promise<never> {
+  const limit = Number(args.limit ?? 50);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) usageError('--limit must be an integer from 1 to 200');
+  const after = args.after === undefined ? undefined : Number(args.after);
+  if (after !== undefined && (!Number.isInteger(after) || after < 0)) usageError('--after must be a number (a `next`)');
+  const [role, ...more] = rolesOf(args.role ?? []);
+  if (more.length) usageError('--list takes at most one --role');
+  await runCli(async (config) => {
+    const { db } = createDb(config.DATABASE_URL, 2);
+    try {
+      await migrateToLatest(db);
+      console.log(JSON.stringify(await listAccounts(db, { limit, after, role }), null, 2));
+    } finally {
+      await db.destroy();
+    }
+  });
+  process.exit(0);
+}
 
 const endedText = (e: { sessions: number; grants: number }) =>
   `ended ${e.sessions} session(s) and ${e.grants} grant(s); earlier tokens are refused`;
@@ -114,7 +154,16 @@ await runCli(async (config) => {
       if (!account) usageError(`no account has the email ${email}`);
       const id = (account as NonNullable<typeof account>).id;
       const done: string[] = [];
-      if (args['end-sessions']) {
+      let state: Record<string, unknown> = { disabled: Boolean(args.disable) };
+      if (newRoles) {
+        const set = await setAccountRoles(db, id, newRoles);
+        state = { roles: set?.roles };
+        done.push(
+          set?.changed
+            ? `set the roles to ${set.roles.join(', ')}; its sessions, grants and tokens are ended`
+            : `the roles were already ${set?.roles.join(', ')}`,
+        );
+      } else if (args['end-sessions']) {
         done.push(endedText((await endAccountSessions(db, id)) ?? { sessions: 0, grants: 0 }));
       } else {
         await setAccountDisabled(db, id, Boolean(args.disable));
@@ -123,7 +172,7 @@ await runCli(async (config) => {
         );
       }
       for (const line of done) console.error(`account: ${line}`);
-      console.log(JSON.stringify({ account: { id, email, disabled: Boolean(args.disable) }, done }, null, 2));
+      console.log(JSON.stringify({ account: { id, email, ...state }, done }, null, 2));
       return;
     }
     let changes: AccountChanges;

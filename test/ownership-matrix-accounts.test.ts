@@ -48,6 +48,7 @@ const MATRIX: Record<string, Row> = {
   'POST /api/v1/accounts/{id}/disable': { object: 'account', other: STAFF },
   'POST /api/v1/accounts/{id}/enable': { object: 'account', other: STAFF },
   'DELETE /api/v1/accounts/{id}/sessions': { object: 'account', other: STAFF },
+  'PUT /api/v1/accounts/{id}/roles': { object: 'account', other: STAFF, body: { roles: ['staff'] } },
 };
 
 test('every accounts operation with an id is in the matrix', (t) => {

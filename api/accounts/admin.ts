@@ -1,7 +1,9 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import { endAccountSessions, setAccountDisabled } from '../../shared/accounts/revocation.ts';
+import { listAccounts, setAccountRoles } from '../../shared/accounts/staff-accounts.ts';
+import { ROLES } from '../../shared/db/schema/accounts.ts';
 import type { AppContext } from '../context.ts';
 import { hasRole, requireBearer } from '../http/auth.ts';
 import { forbidden, notFound } from '../http/errors.ts';
@@ -15,9 +17,32 @@ function requireStaff(ctx: Context): void {
     throw forbidden('Only staff may do this (a staff account, with a token holding the admin scope)');
 }
 
+const role = z.enum(ROLES);
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  after: z.coerce.number().int().min(0).optional().meta({ description: 'The `next` of the previous page' }),
+  role: role.optional(),
+  email: z.string().trim().min(3).max(320).optional(),
+});
+const listedAccount = z.object({
+  id: z.uuid(),
+  number: z.number().int(),
+  email: z.string().nullable(),
+  first_name: z.string(),
+  last_name: z.string(),
+  roles: z.array(role),
+  disabled: z.boolean(),
+  created_via: z.string(),
+  created_at: z.string(),
+});
+const rolesBody = z.object({
+  roles: z.array(role).max(ROLES.length).meta({ description: 'Every role the account holds (`user` is always kept)' }),
+});
+
 /**
- * Staff actions on accounts: disable (no sign-in, every token and session ended), enable, and
- * end every session, grant and token of an account. The CLI does the same (`npm run account`).
+ * Staff actions on accounts: list them, set their roles, disable (no sign-in, every token,
+ * session and API key of their clients refused), enable, and end every session, grant and token
+ * of an account. The CLI does the same (`npm run account`).
  */
 export function accountsAdminRouter(app: AppContext): Router {
   const r = new ApiRouter({
@@ -27,7 +52,14 @@ export function accountsAdminRouter(app: AppContext): Router {
     bodyLimitBytes: app.config.bodyLimitBytes,
     tag: 'accounts',
   });
-  const staff = [requireBearer(app.verifier)];
+  // Staff is checked before any input is read: others learn nothing from a 422 or a 404.
+  const staff: Middleware[] = [
+    requireBearer(app.verifier),
+    async (ctx, next) => {
+      requireStaff(ctx);
+      await next();
+    },
+  ];
   const responses = {
     204: { description: 'Done' },
     401: { description: 'Missing or invalid token' },
@@ -54,6 +86,45 @@ export function accountsAdminRouter(app: AppContext): Router {
       act: async (id: string) => (await endAccountSessions(app.db, id)) !== undefined,
     },
   ] as const;
+  r.add({
+    method: 'get',
+    path: '/',
+    summary: 'List accounts in creation order (keyset pages: `after` is the `next` of the previous page)',
+    security: ['bearer'],
+    query: listQuery,
+    middleware: staff,
+    responses: {
+      200: {
+        description: 'A page of accounts',
+        schema: z.object({ accounts: z.array(listedAccount), next: z.number().int().optional() }),
+      },
+      401: responses[401],
+      403: responses[403],
+    },
+    handler: async (_ctx, { query }) => {
+      return listAccounts(app.db, query);
+    },
+  });
+  r.add({
+    method: 'put',
+    path: '/:id/roles',
+    summary: "Set an account's roles; a change ends its sessions, grants and tokens",
+    security: ['bearer'],
+    params,
+    body: rolesBody,
+    middleware: staff,
+    responses: {
+      200: { description: 'The roles now held', schema: z.object({ roles: z.array(role), changed: z.boolean() }) },
+      401: responses[401],
+      403: responses[403],
+      404: responses[404],
+    },
+    handler: async (_ctx, { params: p, body }) => {
+      const result = await setAccountRoles(app.db, p.id, body.roles);
+      if (!result) throw notFound('Account not found');
+      return result;
+    },
+  });
   for (const { act, ...route } of actions) {
     r.add({
       ...route,
@@ -62,7 +133,6 @@ export function accountsAdminRouter(app: AppContext): Router {
       middleware: staff,
       responses,
       handler: async (ctx, { params: p }) => {
-        requireStaff(ctx);
         if (!(await act(p.id))) throw notFound('Account not found');
         ctx.status = 204;
       },

@@ -66,7 +66,7 @@ export async function prepareGeneratedRequests(options: {
   const { fetch } = options;
   const document = (await (await fetch('/openapi.json')).json()) as OpenApi;
   const issuer = options.issuer ?? (await discoveredIssuer(fetch));
-  const { credentials, clientId } = await makeCredentials(options.db, {
+  const { credentials, clientId, targetAccountId } = await makeCredentials(options.db, {
     issuer,
     audience: options.audience ?? 'sports-api',
     ttlSeconds: options.ttlSeconds ?? 3600,
@@ -89,7 +89,14 @@ export async function prepareGeneratedRequests(options: {
     document,
     credentials,
     fixtures: {
-      pathValues: { place_id: placeId, sport_id: '357', activity_id: '357', slug: 'floodlight', client_id: clientId },
+      pathValues: {
+        place_id: placeId,
+        sport_id: '357',
+        activity_id: '357',
+        slug: 'floodlight',
+        client_id: clientId,
+        id: targetAccountId,
+      },
     },
   };
 }

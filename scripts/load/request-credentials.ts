@@ -62,7 +62,7 @@ export interface CredentialOptions {
 export async function makeCredentials(
   db: Db,
   options: CredentialOptions,
-): Promise<{ credentials: Record<CredentialKind, Credential>; clientId: string }> {
+): Promise<{ credentials: Record<CredentialKind, Credential>; clientId: string; targetAccountId: string }> {
   const label = `generated-requests-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const client = await registerClient(db, {
     client_name: label,
@@ -78,7 +78,13 @@ export async function makeCredentials(
       roles,
       created_via: 'operator',
     });
-  const [staff, user] = await Promise.all([account(['user', 'staff', 'partner'], 'staff'), account(['user'], 'user')]);
+  // The target is the account the staff routes act on: an id that exists, so their input is read,
+  // and that no caller uses, so disabling it or changing its roles ends no caller's tokens.
+  const [staff, user, target] = await Promise.all([
+    account(['user', 'staff', 'partner'], 'staff'),
+    account(['user'], 'user'),
+    account(['user'], 'target'),
+  ]);
   const token = (accountId: string, ttlSeconds: number) =>
     issueOperatorToken(
       db,
@@ -101,6 +107,7 @@ export async function makeCredentials(
   const invalid = (authorization: string[]): Credential => ({ authorization, apiKey, holds: ['apiKey'] });
   return {
     clientId: client.client_id,
+    targetAccountId: target.id,
     credentials: {
       staff: valid(staffToken),
       user: valid(userToken),

@@ -60,16 +60,21 @@ export async function revokeApiKey(db: Db, clientId: string, keyId: string): Pro
   return res.numUpdatedRows > 0n;
 }
 
-/** The live key matching this value (its client not revoked), or undefined. */
+/**
+ * The live key matching this value (its client not revoked, and not owned by a disabled
+ * account), or undefined.
+ */
 export async function findApiKey(db: Db, key: string): Promise<{ id: string; clientId: string } | undefined> {
   if (key.length < 10 || key.length > 200) return undefined;
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('oauth_clients', 'oauth_clients.id', 'api_keys.client_id')
+    .leftJoin('accounts', 'accounts.id', 'oauth_clients.owner_account_id')
     .select(['api_keys.id', 'api_keys.client_id', 'api_keys.last_used_at'])
     .where('api_keys.key_hash', '=', hashSecret(key))
     .where('api_keys.revoked_at', 'is', null)
     .where('oauth_clients.revoked_at', 'is', null)
+    .where('accounts.disabled_at', 'is', null)
     .executeTakeFirst();
   if (!row) return undefined;
   // Record use at most once a minute per key (cheap, and enough to spot dead keys).
