@@ -185,7 +185,13 @@ export async function run(): Promise<{ failed: boolean }> {
     const hour = Array.from({ length: VARIANTS }, (_, i) => activityBody(userIri, 3600, i));
     const bodies = hour.map((b) => Buffer.from(JSON.stringify(b)));
     const rows = hour.map(plainRows);
-    const posts: BenchRequest[] = bodies.map((body) => ({ method: 'POST', path: '/v2/activities', headers, body }));
+    // The load sends the same few bodies again and again: kept, not refused as duplicates.
+    const posts: BenchRequest[] = bodies.map((body) => ({
+      method: 'POST',
+      path: '/v2/activities?duplicates=keep',
+      headers,
+      body,
+    }));
     const postLoad = (durationS: number) => runAutocannon(apiUrl, posts, durationS, SETTINGS.connections);
     const bareLoad = (durationS: number) => runAutocannon(bareUrl, posts, durationS, SETTINGS.connections);
     log(

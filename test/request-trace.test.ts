@@ -69,7 +69,7 @@ test('a POST stores its request id and the client traceparent on its outbox rows
 
   // No id sent: the one the API made (and answered) is stored; an invalid traceparent is not.
   const other = await api.call('POST', '/activities', u, {
-    body: activity(u.ldid),
+    body: { ...activity(u.ldid), startdate: '2026-03-02T07:00:00+00:00' },
     headers: { traceparent: '00-not-a-trace-01' },
   });
   t.is(other.status, 201);

@@ -128,7 +128,7 @@ test('a stationary activity without streams: flags false, no first point, datast
   t.deepEqual(got.body.datastream, {});
   t.deepEqual(got.body.locations, {});
   // Empty objects and null are the same: no stream.
-  const b = await created(u, { datastream: {}, locations: null });
+  const b = await created(u, { datastream: {}, locations: null, startdate: '2024-05-02T08:30:00+02:00' });
   t.like(b, { trackFlag: false, datastreamFlag: false });
 });
 
@@ -209,10 +209,14 @@ test('a device activity: userDevice and connector as IRIs, manual false; POST ac
   const absolute = await created(u, {
     userDevice: `${api.config.PUBLIC_URL}/v2/user_devices/${device}`,
     connector: '/v2/connectors/2',
+    startdate: '2024-05-02T08:30:00+02:00',
   });
   t.like(absolute, { userDevice: `/v2/user_devices/${device}`, manual: false });
   // A manual activity may name a connector (the app it was entered in).
-  t.like(await created(u, { connector: '/v2/connectors/2' }), { manual: true, connector: '/v2/connectors/2' });
+  t.like(await created(u, { connector: '/v2/connectors/2', startdate: '2024-05-03T08:30:00+02:00' }), {
+    manual: true,
+    connector: '/v2/connectors/2',
+  });
 });
 
 test('the store without HTTP: createActivity refuses another user; readActivityContent reads any owner, or only the given one', async (t) => {

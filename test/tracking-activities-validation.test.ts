@@ -148,6 +148,8 @@ test('read-only and JSON-LD members sent back are ignored; the location object i
     thumbnail: 'https://example.com/t.png',
     createdAt: '2000-01-01T00:00:00+00:00',
     location,
+    // The device block names a device: it needs the connector it came through.
+    connector: '/v2/connectors/1',
   });
   t.not(a.id, 'mine');
   t.like(a, { trackFlag: false, availableDatatypes: [5, 24], latitude: null, thumbnail: null });

@@ -25,7 +25,8 @@ test('fields: sport, name, comment, userDevice and connector, from the query or 
   t.is(bySport.status, 201, JSON.stringify(bySport.body));
   t.is(bySport.headers.get('import-sport-source'), 'caller');
   t.like(bySport.body as Body, { sport: '/v2/sports/168', name: 'Morning walk', comment: 'nice' });
-  const fallback = await postRaw(u, bytes, MEDIA.gpx);
+  // The same file again (and below): stored again on purpose, with other fields.
+  const fallback = await postRaw(u, bytes, MEDIA.gpx, '?duplicates=keep');
   t.is(fallback.headers.get('import-sport-source'), 'fallback');
   t.like(fallback.body as Body, { sport: '/v2/sports/402', name: 'Logger walk', comment: null });
 
@@ -41,11 +42,13 @@ test('fields: sport, name, comment, userDevice and connector, from the query or 
   });
   t.is(device.status, 201, JSON.stringify(device.body));
   const deviceIri = (device.body as Body)['@id'] as string;
-  const byDevice = await postForm(u, bytes, 'walk.gpx', {
-    userDevice: deviceIri,
-    connector: '/v2/connectors/5',
-    sport: '114',
-  });
+  const byDevice = await postForm(
+    u,
+    bytes,
+    'walk.gpx',
+    { userDevice: deviceIri, connector: '/v2/connectors/5', sport: '114' },
+    '?duplicates=keep',
+  );
   t.is(byDevice.status, 201, JSON.stringify(byDevice.body));
   t.like(byDevice.body as Body, {
     manual: false,

@@ -13,7 +13,8 @@ type Body = Record<string, any>;
 
 /** An activity of `u` with a short datastream and track; returns its id. */
 async function activityOf(u: TrackingTestUser, fields: Body = {}): Promise<string> {
-  const res = await api.call('POST', '/activities', u, {
+  // Tests create the same activity several times for one user: kept, not refused as duplicates.
+  const res = await api.call('POST', '/activities?duplicates=keep', u, {
     body: {
       name: 'Morning run',
       user: me(u),

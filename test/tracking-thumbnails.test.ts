@@ -229,7 +229,8 @@ async function activityOf(u: TrackingTestUser, fields: Record<string, unknown> =
       longitude: 3.06 + 0.003 * Math.cos(i / 19),
       elevation: 20,
     };
-  const res = await api.call('POST', '/activities', u, {
+  // Tests create the same activity several times for one user: kept, not refused as duplicates.
+  const res = await api.call('POST', '/activities?duplicates=keep', u, {
     body: {
       name: 'Loop',
       user: `/v2/users/${u.ldid}`,

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { ACTIVITY_LIMITS, summariesFromJson } from '../../shared/tracking/activities/content.ts';
+import { DuplicateActivityError, type DuplicatePolicy } from '../../shared/tracking/activities/duplicates.ts';
 import { ACTIVITY_ORDERS, listActivities } from '../../shared/tracking/activities/list.ts';
 import {
   type ActivityInput,
@@ -10,9 +11,10 @@ import {
 } from '../../shared/tracking/activities/store.ts';
 import type { ActivityBody } from '../../shared/tracking/body/activity-body.ts';
 import { parseActivityBody } from '../../shared/tracking/body/parse.ts';
+import { reportedDeviceOf } from '../../shared/tracking/devices/reported.ts';
 import { iri } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
-import { payloadTooLarge, unprocessable } from '../http/errors.ts';
+import { HttpError, payloadTooLarge, unprocessable } from '../http/errors.ts';
 import { bodyInputs, jsonInput } from '../http/inputs.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
@@ -36,6 +38,7 @@ import {
   activitySchema,
   activityView,
   createBody,
+  duplicatesQuery,
   idParams,
   listQuery,
   updateBody,
@@ -82,8 +85,11 @@ function activityJsonInput(app: AppContext) {
 function activityInputFromJson(
   body: z.output<typeof createBody>,
   { datastream, track }: Omit<ActivityBody, 'body'>,
+  duplicates: DuplicatePolicy | undefined,
 ): ActivityInput {
   const summaries = summariesFromJson(body.dataSummaries as Record<string, unknown>);
+  const reported = reportedDeviceOf(body.location?.device, 'body.location.device');
+  if (reported.errors.length) throw unprocessable(reported.errors);
   return {
     userId: body.user as string,
     userDeviceId: body.userDevice ?? null,
@@ -94,6 +100,8 @@ function activityInputFromJson(
     images: body.images ?? [],
     tags: body.tags ?? null,
     location: body.location ?? null,
+    reportedDevice: reported.device,
+    duplicates,
     content: {
       sportId: body.sport as number,
       name: body.name ?? null,
@@ -106,12 +114,30 @@ function activityInputFromJson(
   };
 }
 
+/**
+ * A duplicate's 409 (Hydra error): `hydra:description` and the `Location` header name the stored
+ * activity, the header as a 201 names a created one.
+ */
+function duplicateConflict(publicUrl: string) {
+  return (error: unknown): never => {
+    if (!(error instanceof DuplicateActivityError)) throw error;
+    throw new HttpError(409, 'Conflict', error.message, [], {
+      Location: `${publicUrl}${iri('activities', error.existingId)}`,
+    });
+  };
+}
+
+/** The query of both creates: a file's fields (refused beside JSON) and `duplicates`. */
+const createQuery = fileFieldsQuery.extend(duplicatesQuery);
+
 /** /v2/activities: the caller's activities (create, list, read with streams, update, delete). */
 export function activitiesResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
+  const refuseDuplicate = duplicateConflict(app.config.PUBLIC_URL);
   const detail = (jsonLd: boolean) => (found: Exported) => activityDocument(found, jsonLd);
   const unsupported = `Send an activity as JSON (application/ld+json or application/json), or a GPX, TCX or FIT file as the body with one of ${FILE_TYPES.join(', ')}, or as multipart/form-data with a part named "file"`;
   const fileErrors = {
+    409: 'The activity duplicates one of yours (same file, or same start and duration): `Location` names it; `duplicates=keep` stores it too',
     413: 'The body is over ACTIVITY_BODY_LIMIT, the file over ACTIVITY_FILE_LIMIT, or it holds more than an activity may',
     415: 'Neither JSON nor a GPX, TCX or FIT file',
     503: 'Every import thread is busy (Retry-After)',
@@ -153,13 +179,15 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
     })
     .create({
       summary: 'Store an activity with its summaries, datastream and GPS track, or import it from a file',
-      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${ACTIVITY_LIMITS.maxSeconds}. The answer is the activity without its streams (GET it for them). The query fields are a file import's: with JSON, send them in the body.\n\n${fileDescription}`,
-      query: fileFieldsQuery,
+      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, or \`location.device\` \`{model, firmware, sn}\` a device found among the caller's by model and serial or registered for them, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${ACTIVITY_LIMITS.maxSeconds}. The answer is the activity without its streams (GET it for them). The query fields but \`duplicates\` are a file import's: with JSON, send them in the body.\n\nDuplicates: an activity of the caller with the same start (to the second, UTC) and the same duration, or imported from a file with the same SHA-256, is already stored: 409 naming it (\`Location\`, \`hydra:description\`), unless \`duplicates=keep\`.\n\n${fileDescription}`,
+      query: createQuery,
       body: bodyInputs(unsupported, activityJsonInput(app), ...activityFileInputs(app)),
       errors: fileErrors,
       handler: async ({ body, query, ctx, caller }) => {
-        if (body.kind !== 'json') return importActivityFile(app, caller.id, body, query, ctx);
-        const misplaced = fileFieldsSent(query);
+        const { duplicates, ...fields } = query;
+        if (body.kind !== 'json')
+          return importActivityFile(app, caller.id, body, fields, ctx, duplicates).catch(refuseDuplicate);
+        const misplaced = fileFieldsSent(fields);
         if (misplaced.length)
           throw unprocessable(
             misplaced.map((name) => ({
@@ -167,21 +195,24 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
               message: 'is a file import field: send it in the JSON body',
             })),
           );
-        return createActivity(db, caller.id, activityInputFromJson(body.value, body.streams));
+        return createActivity(db, caller.id, activityInputFromJson(body.value, body.streams, duplicates)).catch(
+          refuseDuplicate,
+        );
       },
       location: (a) => iri('activities', a.id),
     })
     .create({
       at: FILE_IMPORT_PATH,
       summary: 'Create an activity from a GPX, TCX or FIT file (the v2.26 OpenAPI path)',
-      description: `The file inputs of POST /v2/activities, at the path the v2.26 OpenAPI names: a file only (JSON is 415 here). ${fileDescription}`,
-      query: fileFieldsQuery,
+      description: `The file inputs of POST /v2/activities, at the path the v2.26 OpenAPI names: a file only (JSON is 415 here). Duplicates as on POST /v2/activities (409 unless \`duplicates=keep\`). ${fileDescription}`,
+      query: createQuery,
       body: bodyInputs(
         `Send a GPX, TCX or FIT file as the body with one of ${FILE_TYPES.join(', ')}, or as multipart/form-data with a part named "file"`,
         ...activityFileInputs(app),
       ),
       errors: fileErrors,
-      handler: ({ body, query, ctx, caller }) => importActivityFile(app, caller.id, body, query, ctx),
+      handler: ({ body, query: { duplicates, ...fields }, ctx, caller }) =>
+        importActivityFile(app, caller.id, body, fields, ctx, duplicates).catch(refuseDuplicate),
       location: (a) => iri('activities', a.id),
     })
     .get({

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
+import type { DuplicatePolicy } from '../../shared/tracking/activities/duplicates.ts';
 import type { ActivityRow } from '../../shared/tracking/activities/store.ts';
 import { DEFAULT_IMPORT_SPORT_ID } from '../../shared/tracking/formats/file-sports.ts';
 import { gpxChunks } from '../../shared/tracking/formats/gpx-export.ts';
@@ -178,7 +179,8 @@ export const activityFileRepresentations: Record<string, Representation<Exported
 
 /**
  * Creates the caller's activity from the file a file input read, answering its format, the
- * source of its sport and what was skipped in headers; refusals as their codes say.
+ * source of its sport and what was skipped in headers; refusals as their codes say (a duplicate
+ * as DuplicateActivityError, which the caller answers).
  */
 export async function importActivityFile(
   app: Pick<AppContext, 'db' | 'config' | 'logger'>,
@@ -186,6 +188,7 @@ export async function importActivityFile(
   body: ActivityFileBody,
   query: Fields,
   ctx: Context,
+  duplicates: DuplicatePolicy | undefined,
 ): Promise<ActivityRow> {
   const file = receivedFile(body, query);
   const fields: FileImportFields = {
@@ -194,6 +197,7 @@ export async function importActivityFile(
     comment: file.fields.comment,
     userDeviceId: file.fields.userDevice,
     connectorId: file.fields.connector,
+    duplicates,
   };
   const created = await importActivity(app.db, activityImportPool(app), userId, file, fields).catch((error) => {
     throw importFailure(error, file);
@@ -209,7 +213,7 @@ export async function importActivityFile(
 /** What POST /v2/activities says of its file inputs in /openapi.json. */
 export function fileImportDescription(app: Pick<AppContext, 'config'>): string {
   const limit = app.config.activityFileLimitBytes;
-  return `Besides JSON, POST /v2/activities takes a GPX 1.1 (or 1.0), TCX v2 or FIT file, at most ACTIVITY_FILE_LIMIT (${limit} bytes): as the raw body with its media type (${FILE_TYPES.join(', ')}; the bytes decide the format), with the optional fields in the query string, or as multipart/form-data with the file in a part named \`file\` and the fields as form fields. Fields: \`sport\` (IRI or id; wins over the file's, default /v2/sports/${DEFAULT_IMPORT_SPORT_ID}), \`name\` (replaces the file's), \`comment\`, \`userDevice\` (one of your devices: the activity is not manual), \`connector\` (default /v2/connectors/3, file-import). The file is read in a worker thread (at most IMPORT_TIMEOUT_S). Answers 201 with the activity, and the headers Import-Format, Import-Sport-Source (caller, file or fallback) and Import-Warnings (a JSON array of what was skipped). Refusals: 413 over the limit or what an activity may hold, 415 not a GPX, TCX or FIT file, 422 unsafe (DOCTYPE/ENTITY), malformed (cut short, bad CRC) or without an activity, 503 when every import thread is busy. See docs/tracking-files.md.`;
+  return `Besides JSON, POST /v2/activities takes a GPX 1.1 (or 1.0), TCX v2 or FIT file, at most ACTIVITY_FILE_LIMIT (${limit} bytes): as the raw body with its media type (${FILE_TYPES.join(', ')}; the bytes decide the format), with the optional fields in the query string, or as multipart/form-data with the file in a part named \`file\` and the fields as form fields. Fields: \`sport\` (IRI or id; wins over the file's, default /v2/sports/${DEFAULT_IMPORT_SPORT_ID}), \`name\` (replaces the file's), \`comment\`, \`userDevice\` (one of your devices: the activity is not manual), \`connector\` (default /v2/connectors/3, file-import). The file is read in a worker thread (at most IMPORT_TIMEOUT_S). Answers 201 with the activity, and the headers Import-Format, Import-Sport-Source (caller, file or fallback) and Import-Warnings (a JSON array of what was skipped). Refusals: 409 the same file, or an activity with the same start and duration, is already stored (see \`duplicates\`), 413 over the limit or what an activity may hold, 415 not a GPX, TCX or FIT file, 422 unsafe (DOCTYPE/ENTITY), malformed (cut short, bad CRC) or without an activity, 503 when every import thread is busy. See docs/tracking-files.md.`;
 }
 
 /** `/activities/{id}.gpx` and `.tcx`: the export whatever Accept says. */

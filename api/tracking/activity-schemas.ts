@@ -2,10 +2,12 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
+import { DUPLICATE_POLICIES } from '../../shared/tracking/activities/duplicates.ts';
 import { activityFields } from '../../shared/tracking/activities/fields.ts';
 import { jsonWithStreamsChunks } from '../../shared/tracking/activities/json.ts';
 import { ACTIVITY_ORDERS } from '../../shared/tracking/activities/list.ts';
 import type { ActivityRow } from '../../shared/tracking/activities/store.ts';
+import { deviceReferenceId } from '../../shared/tracking/devices/reported.ts';
 import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, itemIri } from '../http/formats/hydra.ts';
@@ -136,12 +138,22 @@ const streamObject = (description: string, example: unknown, sample: Record<stri
     .meta({ description, example, override: { type: 'object', additionalProperties: sample } })
     .nullable()
     .optional();
-const reference = z
-  .union([z.string().max(255), z.number()])
-  .nullable()
-  .optional();
+/** A member of the device block: an IRI of `collection` or its integer id, checked but kept as sent. */
+const deviceReference = (collection: 'device_models' | 'firmwares', example: string) =>
+  z
+    .union([z.string().max(255), z.number()])
+    .refine(
+      (value) => deviceReferenceId(value, collection) !== undefined,
+      `must be the IRI or the integer id of a ${collection === 'firmwares' ? 'Firmware' : 'DeviceModel'}, such as ${example} or 1`,
+    )
+    .nullable()
+    .optional()
+    .meta({ description: `IRI (${example}) or integer id`, example });
 
-/** The spec's `location` object of a create: accepted, checked and stored as sent (no field reads it back). */
+/**
+ * The spec's `location` object of a create, stored as sent. Its `device` block names the device
+ * that recorded the activity: the caller's device of that model and serial, registered if new.
+ */
 const locationObject = z
   .strictObject({
     elapsed_time: z.number().int().min(0).max(L.maxSeconds).optional(),
@@ -149,10 +161,20 @@ const locationObject = z
     longitude: z.number().min(-180).max(180).nullable().optional(),
     elevation: z.number().nullable().optional(),
     device: z
-      .strictObject({ firmware: reference, model: reference, sn: z.string().max(128).nullable().optional() })
+      .strictObject({
+        firmware: deviceReference('firmwares', '/v2/firmwares/2').meta({
+          description: 'IRI (/v2/firmwares/2) or integer id: a firmware of the model; needed to register the device',
+        }),
+        model: deviceReference('device_models', '/v2/device_models/1'),
+        sn: z.string().max(128).nullable().optional().meta({ description: 'the serial: 1 to 128 of a-z, A-Z, 0-9, -' }),
+      })
       .nullable()
-      .optional(),
-    manual: z.boolean().optional(),
+      .optional()
+      .meta({
+        description:
+          "The device that recorded the activity: the caller's device of this model and serial (found, or registered for the caller with this firmware). The activity is then not manual and needs a `connector`. All members null: no device.",
+      }),
+    manual: z.boolean().optional().meta({ description: 'stored as sent; must not be true beside a device block' }),
   })
   .nullable()
   .optional();
@@ -170,7 +192,10 @@ const createFields = {
     .nullable()
     .optional()
     .meta({ description: 'one of your devices; required unless the activity is manual' }),
-  connector: integerIriOf('connectors').nullable().optional().meta({ description: 'required with a userDevice' }),
+  connector: integerIriOf('connectors')
+    .nullable()
+    .optional()
+    .meta({ description: 'required with a userDevice or a location.device block' }),
   startdate: dateTime,
   duration: z
     .number()
@@ -178,7 +203,10 @@ const createFields = {
     .min(0)
     .max(L.maxSeconds)
     .meta({ description: `total seconds, 0 to ${L.maxSeconds}` }),
-  manual: z.boolean().optional().meta({ description: 'optional; must agree with userDevice (manual ⇔ no device)' }),
+  manual: z
+    .boolean()
+    .optional()
+    .meta({ description: 'optional; must agree with the device (manual ⇔ no userDevice nor location.device)' }),
   comment: comment.optional(),
   userSession: z.string().min(1).max(L.userSessionLength).nullable().optional(),
   images: images.optional(),
@@ -258,3 +286,11 @@ export const listQuery = z.object({
 });
 
 export const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
+
+/** The query parameter of both creates that decides what a duplicate gets (docs/tracking-activities.md, "Duplicates"). */
+export const duplicatesQuery = {
+  duplicates: z.enum(DUPLICATE_POLICIES).optional().meta({
+    description:
+      "What to do when the new activity duplicates one of yours (same file's SHA-256, or same start to the second and same duration): `refuse` (the default) answers 409 naming it in `Location` and `hydra:description`; `keep` stores this one too.",
+  }),
+};

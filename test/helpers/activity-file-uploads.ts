@@ -14,12 +14,18 @@ export function activityFileUploads(api: TrackingTestApi) {
   const postRaw = (u: TrackingTestUser | null, bytes: Uint8Array, type: string, query = '') =>
     api.call('POST', `/activities${query}`, u, { raw: bytes, headers: { 'content-type': type } });
 
-  /** POST of a file as multipart/form-data, field `file`, with form fields. */
-  function postForm(u: TrackingTestUser | null, bytes: Uint8Array, name: string, fields: Record<string, string> = {}) {
+  /** POST of a file as multipart/form-data, field `file`, with form fields (and a query string). */
+  function postForm(
+    u: TrackingTestUser | null,
+    bytes: Uint8Array,
+    name: string,
+    fields: Record<string, string> = {},
+    query = '',
+  ) {
     const form = new FormData();
     form.append('file', new Blob([bytes], { type: 'application/octet-stream' }), name);
     for (const [k, v] of Object.entries(fields)) form.append(k, v);
-    return api.call('POST', '/activities', u, { raw: form });
+    return api.call('POST', `/activities${query}`, u, { raw: form });
   }
 
   return { postRaw, postForm };

@@ -24,6 +24,7 @@ import * as m0053 from './0053_public_clients.ts';
 import * as m0054 from './0054_outbox_request.ts';
 import * as m0055 from './0055_idempotency_keys.ts';
 import * as m0056 from './0056_revoked_grants.ts';
+import * as m0057 from './0057_activity_duplicates.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '0054_outbox_request': m0054,
   '0055_idempotency_keys': m0055,
   '0056_revoked_grants': m0056,
+  '0057_activity_duplicates': m0057,
 };

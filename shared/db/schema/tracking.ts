@@ -84,6 +84,10 @@ export interface ActivitiesTable extends Stamps {
   elevation: number | null;
   /** Bumped by every write, so a job can tell it works on the activity's latest state. */
   version: Generated<number>;
+  /** SHA-256 of the file the activity was imported from; null for a JSON create (migration 0057). */
+  file_sha256: Buffer | null;
+  /** Created with `duplicates=keep`: never collides with another activity (migration 0057). */
+  kept_duplicate: Generated<boolean>;
 }
 
 export interface ActivityTracksTable {

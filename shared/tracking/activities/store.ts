@@ -3,9 +3,10 @@ import { type Selectable, sql } from 'kysely';
 import { copyBinaryRows, literal } from '../../db/copy-binary.ts';
 import { type Db, poolOf } from '../../db/database.ts';
 import type { ActivitiesTable } from '../../db/schema/tracking.ts';
-import { type FieldError, invalid, notFoundError } from '../../errors.ts';
+import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
 import { enqueueInTransaction, outboxRows } from '../../queue/outbox.ts';
+import { type ReportedDevice, resolveReportedDevice } from '../devices/reported.ts';
 import { iri } from '../iri.ts';
 import {
   channelBytes,
@@ -18,6 +19,13 @@ import {
 import type { ActivityContent, Datastream } from './data.ts';
 import { emptyDatastream, emptyTrack } from './data.ts';
 import { deriveActivityFields } from './derived.ts';
+import {
+  DuplicateActivityError,
+  type DuplicatePolicy,
+  type DuplicateProbe,
+  findDuplicate,
+  noDuplicateOf,
+} from './duplicates.ts';
 import { referenceProblems, sportExists } from './references.ts';
 import { trackThumbnailJob } from './thumbnail-job.ts';
 
@@ -45,7 +53,16 @@ export interface ActivityInput {
   tags: string[] | null;
   /** The spec's `location` object, stored as sent. */
   location: Record<string, unknown> | null;
+  /**
+   * The device the `location.device` block names, if it names one: the caller's device of that
+   * model and serial, registered when they have none (devices/reported.ts).
+   */
+  reportedDevice?: ReportedDevice | null | undefined;
   content: ActivityContent;
+  /** SHA-256 of the file the activity is imported from (none for a JSON create). */
+  fileSha256?: Uint8Array | null | undefined;
+  /** A duplicate of a stored activity (duplicates.ts) is refused unless this is `keep`. */
+  duplicates?: DuplicatePolicy | undefined;
 }
 
 /** What a PUT may change; absent members keep their value. */
@@ -79,17 +96,26 @@ function activityChanged(
   });
 }
 
-/** The rules that need no database: the body's user is the caller, a device activity names its connector. */
+/**
+ * The rules that need no database: the body's user is the caller, a device activity (userDevice,
+ * or a `location.device` block naming one) names its connector and is not manual.
+ */
 function inputProblems(callerId: string, input: ActivityInput): FieldError[] {
   const errors: FieldError[] = [];
+  const declared = [
+    ...(input.userDeviceId !== null ? ['userDevice'] : []),
+    ...(input.reportedDevice ? ['location.device'] : []),
+  ].join(' and ');
   if (input.userId !== callerId)
     errors.push({ path: 'body.user', message: `must be your own user, ${iri('users', callerId)}` });
-  if (input.userDeviceId !== null && input.connectorId === null)
-    errors.push({ path: 'body.connector', message: 'is required for an activity recorded by a device (userDevice)' });
-  if (input.manual === true && input.userDeviceId !== null)
-    errors.push({ path: 'body.manual', message: 'must be false for an activity recorded by a device (userDevice)' });
-  if (input.manual === false && input.userDeviceId === null)
+  if (declared && input.connectorId === null)
+    errors.push({ path: 'body.connector', message: `is required for an activity recorded by a device (${declared})` });
+  if (input.manual === true && declared)
+    errors.push({ path: 'body.manual', message: `must be false for an activity recorded by a device (${declared})` });
+  if (input.manual === false && !declared)
     errors.push({ path: 'body.userDevice', message: 'is required when the activity is not manual' });
+  if (input.reportedDevice && input.location?.manual === true)
+    errors.push({ path: 'body.location.manual', message: 'must be false when location.device names a device' });
   return errors;
 }
 
@@ -103,10 +129,18 @@ const FIRST_VERSION = 1;
  * The activity row, its streams and its outbox jobs in one statement (one round trip whatever the
  * streams, and atomic without a transaction): the track, the elapsed seconds, the channels and
  * the jobs are inserted from the activity the first CTE inserts, so nothing is written when it is
- * not. It is not when `userDevice` is not one of the caller's devices: undefined then. Streams go
- * as binary parameters (see binary.ts).
+ * not. It is not (undefined then) when `userDevice` is not one of the caller's devices, or when
+ * the activity duplicates one of the caller's (unless kept): one stored before the statement
+ * began is seen by its `not exists`, one committed while it runs by the unique indexes of
+ * migration 0057 (`on conflict do nothing` waits for it). Streams go as binary parameters (see
+ * binary.ts).
  */
-async function insertActivity(db: Db, callerId: string, input: ActivityInput): Promise<ActivityRow | undefined> {
+async function insertActivity(
+  db: Db,
+  callerId: string,
+  input: ActivityInput,
+  probe: DuplicateProbe,
+): Promise<ActivityRow | undefined> {
   const { content } = input;
   // The id is known before the insert, so the jobs (which name it) are written by the same statement.
   const id = newActivityId();
@@ -122,19 +156,24 @@ async function insertActivity(db: Db, callerId: string, input: ActivityInput): P
     ([datatypeId, values]) => sql`(${datatypeId}::int, ${channelBytes(values)}::bytea)`,
   );
   const device = input.userDeviceId;
+  const keep = input.duplicates === 'keep';
+  const sha256 = probe.fileSha256 === null ? null : Buffer.from(probe.fileSha256);
   const result = await sql<ActivityRow>`
     with a as (
       insert into activities (id, user_id, sport_id, user_device_id, connector_id, name, startdate, duration,
         comment, user_session, images, tags, manual, location, data_summaries, available_datatypes,
-        track_flag, datastream_flag, latitude, longitude, elevation, version)
+        track_flag, datastream_flag, latitude, longitude, elevation, version, file_sha256, kept_duplicate)
       select ${id}, ${callerId}, ${content.sportId}::int, ${device}::text, ${input.connectorId}::int,
         ${content.name}::text, ${content.startdate}::timestamptz, ${content.duration}::int, ${input.comment}::text,
         ${input.userSession}::text, ${input.images}::text[], ${input.tags}::text[], ${derived.manual},
         ${JSON.stringify(input.location)}::jsonb, ${JSON.stringify(Object.fromEntries(content.summaries))}::jsonb,
         ${derived.available_datatypes}::int[], ${derived.track_flag}, ${derived.datastream_flag},
-        ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8, ${FIRST_VERSION}::int
-      where ${device}::text is null
-        or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId})
+        ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8, ${FIRST_VERSION}::int,
+        ${sha256}::bytea, ${keep}
+      where (${device}::text is null
+          or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId}))
+        and ${keep ? sql`true` : noDuplicateOf(callerId, probe)}
+      on conflict do nothing
       returning *
     )${
       ewkb
@@ -166,24 +205,52 @@ async function insertActivity(db: Db, callerId: string, input: ActivityInput): P
   return result.rows[0];
 }
 
+/** Why the insert wrote nothing: a device that is not the caller's (422), a duplicate (409), or neither. */
+async function refusal(db: Db, callerId: string, device: string | null, probe: DuplicateProbe): Promise<Error | null> {
+  if (device !== null) {
+    const mine = await db
+      .selectFrom('user_devices')
+      .select('id')
+      .where('id', '=', device)
+      .where('user_id', '=', callerId)
+      .executeTakeFirst();
+    if (!mine)
+      return invalid([
+        { path: 'body.userDevice', message: `${iri('user_devices', device)} is not one of your devices` },
+      ]);
+  }
+  const duplicate = await findDuplicate(db, callerId, probe);
+  return duplicate ? new DuplicateActivityError(duplicate.id, duplicate.rule) : null;
+}
+
 /**
  * Stores a new activity of the caller with its streams and its outbox jobs, in one statement.
- * A broken rule is a 422 naming its field; nothing is written then.
+ * A broken rule is a 422 naming its field, a duplicate a conflict naming the stored activity
+ * (DuplicateActivityError); nothing is written then, but for a device the `location.device` block
+ * registered.
  */
 export async function createActivity(db: Db, callerId: string, input: ActivityInput): Promise<ActivityRow> {
   const problems = inputProblems(callerId, input);
   if (problems.length) throw invalid(problems);
   const references = await referenceProblems(db, input);
   if (references.length) throw invalid(references);
-  const row = await insertActivity(db, callerId, input);
-  if (!row)
-    throw invalid([
-      {
-        path: 'body.userDevice',
-        message: `${iri('user_devices', input.userDeviceId ?? '')} is not one of your devices`,
-      },
-    ]);
-  return row;
+  const userDeviceId = input.reportedDevice
+    ? await resolveReportedDevice(db, callerId, input.reportedDevice, 'body.location.device', input.userDeviceId)
+    : input.userDeviceId;
+  const stored = { ...input, userDeviceId };
+  const probe: DuplicateProbe = {
+    startdate: input.content.startdate,
+    duration: input.content.duration,
+    fileSha256: input.fileSha256 ?? null,
+  };
+  // A conflicting activity deleted between the insert and the look for it: the insert runs again.
+  for (let round = 0; round < 3; round++) {
+    const row = await insertActivity(db, callerId, stored, probe);
+    if (row) return row;
+    const refused = await refusal(db, callerId, userDeviceId, probe);
+    if (refused) throw refused;
+  }
+  throw conflictError('The activity collided with others being deleted at the same time: send it again');
 }
 
 /** The caller's activity `id` (its row only); another user's or a missing one is a 404. */

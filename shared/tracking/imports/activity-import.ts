@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { ACTIVITY_LIMITS } from '../activities/content.ts';
 import type { ActivityContent } from '../activities/data.ts';
+import { type DuplicatePolicy, fileSha256 } from '../activities/duplicates.ts';
 import { type ActivityRow, createActivity } from '../activities/store.ts';
 import { ImportError } from '../formats/import-error.ts';
 import type { ActivityFileFormat, ImportedActivity } from '../formats/import-options.ts';
@@ -27,6 +28,8 @@ export interface FileImportFields {
   userDeviceId?: string | undefined;
   /** Default FILE_IMPORT_CONNECTOR_ID. */
   connectorId?: number | undefined;
+  /** A duplicate of a stored activity (duplicates.ts) is refused unless this is `keep`. */
+  duplicates?: DuplicatePolicy | undefined;
 }
 
 export interface ImportedActivityRow {
@@ -68,6 +71,8 @@ export async function importActivity(
   file: { bytes: Uint8Array; contentType?: string | undefined },
   fields: FileImportFields,
 ): Promise<ImportedActivityRow> {
+  // The digest the duplicate rule compares (duplicates.ts), before the pool takes the bytes away.
+  const sha256 = await fileSha256(file.bytes);
   const { imported, threadId } = await pool.import(file.bytes, {
     ...(file.contentType ? { contentType: file.contentType } : {}),
     ...(fields.sportId !== undefined ? { sportId: fields.sportId } : {}),
@@ -88,6 +93,8 @@ export async function importActivity(
     tags: null,
     location: null,
     content,
+    fileSha256: sha256,
+    duplicates: fields.duplicates,
   });
   return { row, format: imported.format, sportSource: imported.sportSource, warnings: imported.warnings, threadId };
 }
