@@ -106,6 +106,11 @@ export const envSchema = z.object({
   RECORDS_FAMILIES_FILE: recordsFamiliesFileVariable.optional(),
   /** Seconds a finished bulk export of activities stays downloadable before the cleanup deletes it. */
   EXPORT_TTL_S: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
+  /**
+   * Least time, in seconds, between a user's `scheduleDelete` request and the date it names (the
+   * grace period in which they may cancel); 0 lets them ask for now (docs/accounts-lifecycle.md).
+   */
+  ACCOUNT_DELETE_GRACE_S: z.coerce.number().int().min(0).max(31_536_000).default(604_800),
   /** Seconds the first answer to a request sent with an Idempotency-Key is kept for its retries. */
   IDEMPOTENCY_KEY_TTL_S: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
   /**

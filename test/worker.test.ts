@@ -25,7 +25,7 @@ const noop: Processors = {
   thumbnails: { 'activity-thumbnail': async () => null, 'activity-track-thumbnail': async () => null },
   recommendations: { 'compute-all': async () => null },
   exports: { 'user-export': async () => null, 'cleanup-expired': async () => null },
-  maintenance: { 'idempotency-expire': async () => null },
+  maintenance: { 'idempotency-expire': async () => null, 'accounts-purge': async () => null },
 };
 const thumbnailJob = (activityId: number) =>
   job('thumbnails', 'activity-thumbnail', { activityId, imagePath: `places/p/121/img-${activityId}.png` });

@@ -180,14 +180,14 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     path: '/export_personal_data',
     status: 201,
     idempotent: true,
-    summary: 'Export all the activities of the caller (the v2.26 path of POST /v2/exports)',
-    description: `The same as POST /v2/exports, for \`{id}\` the caller's own user id (another id: 404). ${CREATE_DESCRIPTION}`,
+    summary: 'Export all the personal data of the caller (the v2.26 path)',
+    description: `Like POST /v2/exports, for \`{id}\` the caller's own user id (another id: 404), but the zip holds everything of the user: \`profile.json\` (the User, the account, the applications allowed), per activity its GPX file, its JSON with streams and its drawn thumbnails, \`measures.json\`, \`records.json\`, \`devices.json\`, \`shares.json\`, the uploaded photos, and \`manifest.json\` listing every file with its size and SHA-256 (docs/accounts-lifecycle.md). The body is optional (\`{"format": "gpx"}\`, the default). The answer is 201 with the export \`pending\`: read it (GET, Location header) until \`status\` is \`done\`, then download \`url\`. One export at a time, of either kind (409 while one is pending or running); at most ${MAX_EXPORTS_PER_USER} held at once.`,
     body: createBody,
     errors: { 409: 'An export is in progress, or the caller holds the most exports allowed' },
     response: serializer.itemSchema(exportSchema),
     handler: async ({ params, body, ctx, caller }) => {
       if (params.id !== caller.id) throw notFound('No such user (or not you)');
-      const row = await start(caller.id, body?.format ?? 'gpx');
+      const row = await requestExport(db, caller.id, body?.format ?? 'gpx', config.EXPORT_TTL_S, 'personal_data');
       ctx.set('Location', `${config.PUBLIC_URL}${EXPORTS_PATH}/${row.id}`);
       return serializer.item(row, { baseUrl: config.PUBLIC_URL, path: ctx.path, querystring: '', query: {} });
     },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { formatDateTime } from '../../shared/tracking/dates.ts';
+import { userFields } from '../../shared/tracking/users/fields.ts';
+import { scheduleDeleteRule } from '../../shared/tracking/users/schedule-delete.ts';
 import { type TrackingUser, updateTrackingUser, userVisibleTo } from '../../shared/tracking/users/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
@@ -20,26 +21,17 @@ const userSchema = z.object({
   birthDate: z.string().nullable().meta({ format: 'date', example: '1990-04-21' }),
   createdAt: z.string().meta({ format: 'date-time' }),
   updatedAt: z.string().meta({ format: 'date-time' }),
-  scheduleDelete: z.string().nullable().meta({ format: 'date-time' }),
+  scheduleDelete: z
+    .string()
+    .nullable()
+    .meta({ format: 'date-time', description: 'when the account and all its data are deleted; null: not planned' }),
 });
 
 const userView: HydraView<TrackingUser, typeof userSchema> = {
   type: 'User',
   path: '/v2/users',
   id: (u) => u.id,
-  fields: (u) => ({
-    id: u.id,
-    oneId: u.one_id,
-    gender: u.gender,
-    roles: u.roles,
-    language: u.language,
-    country: u.country,
-    imageUrl: u.image_url,
-    birthDate: u.birth_date,
-    createdAt: formatDateTime(u.created_at),
-    updatedAt: formatDateTime(u.updated_at),
-    scheduleDelete: u.schedule_delete && formatDateTime(u.schedule_delete),
-  }),
+  fields: userFields,
 };
 
 /** PUT: the editable fields (each may be null to clear it); the rules are in shared/tracking/users/store.ts. */
@@ -51,7 +43,10 @@ const userBody = writeBody(
     country: z.string().max(16).nullable().optional().meta({ description: 'ISO 3166-1 alpha-2', example: 'FR' }),
     imageUrl: z.string().nullable().optional().meta({ description: 'http or https URL' }),
     birthDate: z.string().max(16).nullable().optional().meta({ format: 'date', example: '1990-04-21' }),
-    scheduleDelete: dateTime.nullable().optional(),
+    scheduleDelete: dateTime.nullable().optional().meta({
+      description:
+        'when the account and all its data are deleted: at least ACCOUNT_DELETE_GRACE_S from now; null cancels',
+    }),
   },
   ['id', 'oneId', 'roles', 'createdAt', 'updatedAt'],
 );
@@ -87,12 +82,14 @@ export function usersResource(router: ApiRouter, app: AppContext): void {
       summary: "Change the caller's User",
       description: [
         'Editable: `gender` (1, 2, 3), `language` (ISO 639-1), `country` (ISO 3166-1 alpha-2 that exists), `imageUrl` (http/https), `birthDate` (`YYYY-MM-DD`, not in the future), `scheduleDelete` (date-time with offset). Each may be null to clear it.',
+        scheduleDeleteRule(app.config.ACCOUNT_DELETE_GRACE_S),
         'Fields not sent stay as they are. Read-only fields (`id`, `oneId`, `roles`, `createdAt`, `updatedAt`, `@id`...) are ignored; any other member is a 422 naming it.',
       ].join('\n\n'),
       body: userBody,
+      errors: { 409: "The account's deletion has started: nothing can be changed any more" },
       handler: async ({ params, body, caller }) => {
         const user = userVisibleTo(caller, params.id);
-        return updateTrackingUser(app.db, user, body);
+        return updateTrackingUser(app.db, user, body, { deleteGraceSeconds: app.config.ACCOUNT_DELETE_GRACE_S });
       },
     });
 }

@@ -74,6 +74,15 @@ export type IdempotencyExpireJobPayload = {
 };
 
 /**
+ * Deletes the accounts whose `scheduleDelete` has come and resumes the deletions a dead run left
+ * (queue `maintenance`, from its job scheduler; docs/accounts-lifecycle.md).
+ */
+export type AccountsPurgeJobPayload = {
+  /** Who asked: `schedule` (the job scheduler) or an ISO time for a one-off request. */
+  requestedBy: string;
+};
+
+/**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
  */
@@ -95,7 +104,7 @@ export type JobPayloads = Checked<{
   thumbnails: { 'activity-thumbnail': ThumbnailJobPayload; 'activity-track-thumbnail': TrackThumbnailJobPayload };
   recommendations: { 'compute-all': RecommendationsJobPayload };
   exports: { 'user-export': UserExportJobPayload; 'cleanup-expired': ExportsCleanupJobPayload };
-  maintenance: { 'idempotency-expire': IdempotencyExpireJobPayload };
+  maintenance: { 'idempotency-expire': IdempotencyExpireJobPayload; 'accounts-purge': AccountsPurgeJobPayload };
 }>;
 
 export type JobQueue = keyof JobPayloads;
@@ -134,6 +143,8 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
   maintenance: {
     // One job per request (it only deletes what has expired, so a duplicate is harmless).
     'idempotency-expire': ({ requestedBy }) => `idempotency-expire-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+    // One job per request (it only deletes what is due or started, so a duplicate is harmless).
+    'accounts-purge': ({ requestedBy }) => `accounts-purge-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
   },
 };
 

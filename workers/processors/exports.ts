@@ -26,6 +26,7 @@ export async function userExport(
     const outcome = await buildExport(db, exportId, {
       storageDir: config.STORAGE_DIR,
       ttlSeconds: config.EXPORT_TTL_S,
+      publicUrl: config.PUBLIC_URL,
       summaryOf: activityFields,
       onProgress: ({ handled, total }) => job.updateProgress({ handled, total }),
       markDone,

@@ -3,6 +3,7 @@ import type { Config } from '../../shared/config.ts';
 import { expireKeys } from '../../shared/idempotency/store.ts';
 import { defaultJobOptions } from '../../shared/queue/queues.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
+import { purgeDueAccounts, scheduleAccountsPurge } from './accounts-purge.ts';
 
 /** The id of the BullMQ job scheduler that deletes the expired idempotency keys. */
 export const IDEMPOTENCY_EXPIRE_SCHEDULER_ID = 'idempotency-expire-every';
@@ -25,8 +26,8 @@ export async function expireIdempotencyKeys(
 }
 
 /**
- * Creates or updates the job scheduler of the expiry (idempotent: every worker process running
- * the queue may do it at start). The first run is at once, then one per interval.
+ * Creates or updates the job schedulers of the expiry and of the accounts purge (idempotent: every
+ * worker process running the queue may do it at start). The first run is at once, then one per interval.
  */
 export async function scheduleMaintenance(queue: Queue, config: Config): Promise<void> {
   await queue.upsertJobScheduler(
@@ -43,9 +44,11 @@ export async function scheduleMaintenance(queue: Queue, config: Config): Promise
       },
     },
   );
+  await scheduleAccountsPurge(queue);
 }
 
 /** Queue `maintenance`: the periodic clean-ups that belong to no service's queue. */
 export const maintenanceProcessor: QueueProcessor<'maintenance'> = {
   'idempotency-expire': expireIdempotencyKeys,
+  'accounts-purge': purgeDueAccounts,
 };

@@ -25,6 +25,7 @@ import * as m0054 from './0054_outbox_request.ts';
 import * as m0055 from './0055_idempotency_keys.ts';
 import * as m0056 from './0056_revoked_grants.ts';
 import * as m0057 from './0057_activity_duplicates.ts';
+import * as m0058 from './0058_account_deletion.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '0055_idempotency_keys': m0055,
   '0056_revoked_grants': m0056,
   '0057_activity_duplicates': m0057,
+  '0058_account_deletion': m0058,
 };

@@ -8,6 +8,8 @@ export interface TrackingExportsTable {
   id: string;
   user_id: string;
   format: Generated<'gpx'>;
+  /** `activities` (POST /v2/exports) or `personal_data`, everything of the user (migration 0058). */
+  kind: Generated<'activities' | 'personal_data'>;
   status: Generated<ExportStatus>;
   /** The secret of the download link (base64url, 256 random bits). */
   download_token: string;

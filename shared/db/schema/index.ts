@@ -1,3 +1,4 @@
+import type { AccountDeletionTables } from './account-deletions.ts';
 import type { AccountTables } from './accounts.ts';
 import type { CatalogueTables } from './catalogue.ts';
 import type { CoreTables } from './core.ts';
@@ -37,3 +38,6 @@ export interface Database extends ExportTables {}
 
 /** The answers kept for Idempotency-Key retries (migration 0055). */
 export interface Database extends IdempotencyTables {}
+
+/** Accounts being deleted and the files their deletion still removes (migration 0058). */
+export interface Database extends AccountDeletionTables {}

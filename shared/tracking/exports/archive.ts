@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { Readable } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
-import { ZipFile } from 'yazl';
+import { rm } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
 import type { ActivityContent } from '../activities/data.ts';
 import type { ActivityRow } from '../activities/store.ts';
 import { gpxChunks } from '../formats/gpx-export.ts';
+import { ZipArchive } from './zip-archive.ts';
 
 /**
  * The zip of a bulk export (docs/tracking-exports.md): one GPX 1.1 file per activity,
@@ -39,16 +37,21 @@ export interface ArchiveResult {
 
 const two = (n: number) => String(n).padStart(2, '0');
 
-/** `gpx/2024-05-01_063000_<id>.gpx`: sorts by start, and the id ties the file to its JSON. */
-export function gpxEntryName(row: Pick<ActivityRow, 'id' | 'startdate'>): string {
+/** `2024-05-01_063000_<id>`: the name of an activity's files, sorting by start (UTC), tied to the activity by its id. */
+export function activityEntryBase(row: Pick<ActivityRow, 'id' | 'startdate'>): string {
   const d = row.startdate;
   const day = `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())}`;
   const time = `${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}`;
-  return `gpx/${day}_${time}_${row.id}.gpx`;
+  return `${day}_${time}_${row.id}`;
+}
+
+/** `gpx/2024-05-01_063000_<id>.gpx`: sorts by start, and the id ties the file to its JSON. */
+export function gpxEntryName(row: Pick<ActivityRow, 'id' | 'startdate'>): string {
+  return `gpx/${activityEntryBase(row)}.gpx`;
 }
 
 /** Bytes, not strings: yazl pipes the stream into byte transforms. */
-function* utf8(chunks: Iterable<string>): Generator<Buffer> {
+export function* utf8(chunks: Iterable<string>): Generator<Buffer> {
   for (const chunk of chunks) yield Buffer.from(chunk, 'utf8');
 }
 
@@ -66,31 +69,19 @@ export async function writeActivitiesArchive(
   activities: AsyncIterable<ExportedActivity>,
   options: ArchiveOptions,
 ): Promise<ArchiveResult> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const suffix = randomBytes(6).toString('hex');
-  const zipTemp = `${file}.${suffix}.tmp`;
-  const jsonTemp = `${file}.${suffix}.json.tmp`;
-  const zip = new ZipFile();
-  // yazl reports its own errors (a bad stream) as events; the file stream's come through pipeline.
-  const failed = new Promise<never>((_, reject) => zip.once('error', reject));
-  const written = pipeline(zip.outputStream, createWriteStream(zipTemp));
-  // Either may settle while the loop waits on something else: never an unhandled rejection.
-  failed.catch(() => {});
-  written.catch(() => {});
+  const zip = await ZipArchive.create(file, options.mtime);
+  const jsonTemp = `${file}.${randomBytes(6).toString('hex')}.json.tmp`;
   const json = createWriteStream(jsonTemp);
   const jsonDone = finished(json);
   jsonDone.catch(() => {});
-  const entry = { mtime: options.mtime, mode: 0o100644 };
   try {
     let count = 0;
     let handled = 0;
     await write(json, '[');
     for await (const activity of activities) {
       if (activity) {
-        const gpx = Readable.from(utf8(gpxChunks(activity.content)), { objectMode: false });
-        zip.addReadStream(gpx, gpxEntryName(activity.row), entry);
         // The next activity is read only once this one is in the zip: one in memory at a time.
-        await Promise.race([finished(gpx), failed, written]);
+        await zip.add(gpxEntryName(activity.row), utf8(gpxChunks(activity.content)));
         await write(json, `${count === 0 ? '\n' : ',\n'}${JSON.stringify(options.summaryOf(activity.row))}`);
         count++;
       }
@@ -100,16 +91,11 @@ export async function writeActivitiesArchive(
     await write(json, count === 0 ? ']\n' : '\n]\n');
     json.end();
     await jsonDone;
-    zip.addFile(jsonTemp, 'activities.json', entry);
-    zip.end();
-    await Promise.race([written, failed]);
-    await rename(zipTemp, file);
-    return { bytes: (await stat(file)).size, activities: count };
+    zip.addFile(jsonTemp, 'activities.json');
+    return { bytes: await zip.finish(), activities: count };
   } catch (error) {
-    // Stops the zip's file stream (its rejection is handled above) before the file goes.
-    (zip.outputStream as Readable).destroy();
     json.destroy();
-    await rm(zipTemp, { force: true });
+    await zip.abort();
     throw error;
   } finally {
     await rm(jsonTemp, { force: true });

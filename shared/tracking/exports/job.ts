@@ -4,19 +4,23 @@ import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
 import type { MarkDone } from '../../queue/outbox.ts';
 import { readActivityContent } from '../activities/store.ts';
 import { type ArchiveOptions, type ExportedActivity, writeActivitiesArchive } from './archive.ts';
+import { writePersonalDataArchive } from './personal-data.ts';
 import { exportStoragePath } from './store.ts';
 
 /**
  * The `exports/user-export` job (docs/tracking-exports.md): builds the zip of an export and marks
- * its row done with the file, its size and its expiry. What goes in is the user's activities
- * created up to the request, oldest start first, as they are when the job reads them; a rerun
- * (a retry, a duplicate delivery) rebuilds the same archive, and one that finds the export done,
- * failed or deleted does nothing.
+ * its row done with the file, its size and its expiry: the activities' archive (archive.ts), or for
+ * a personal data export everything of the user (personal-data.ts, docs/accounts-lifecycle.md).
+ * The activities in it are the user's created up to the request, oldest start first, as they are
+ * when the job reads them; a rerun (a retry, a duplicate delivery) rebuilds the same archive, and
+ * one that finds the export done, failed or deleted does nothing.
  */
 
 export interface ExportJobOptions {
   storageDir: string;
   ttlSeconds: number;
+  /** PUBLIC_URL: the share links of a personal data export ('' writes them as paths). */
+  publicUrl?: string;
   summaryOf: ArchiveOptions['summaryOf'];
   /** Called after each activity (the BullMQ job's progress). */
   onProgress?: (progress: { handled: number; total: number }) => Promise<void> | void;
@@ -93,10 +97,10 @@ export async function buildExport(db: Db, exportId: string, options: ExportJobOp
   if (!file) throw new Error(`invalid export storage path "${relative}"`);
   // The row follows each whole percent (at most about a hundred small updates per export).
   let shownPercent = 0;
-  const result = await writeActivitiesArchive(file, activitiesToExport(db, row.user_id, exportId), {
+  const archiveOptions = {
     mtime: row.created_at,
     summaryOf: options.summaryOf,
-    onProgress: async (handled) => {
+    onProgress: async (handled: number) => {
       await options.onProgress?.({ handled, total });
       const percent = total === 0 ? 100 : Math.floor((handled * 100) / total);
       if (percent === shownPercent) return;
@@ -108,7 +112,18 @@ export async function buildExport(db: Db, exportId: string, options: ExportJobOp
         .where('status', '=', 'running')
         .execute();
     },
-  });
+  };
+  const activities = activitiesToExport(db, row.user_id, exportId);
+  const result =
+    row.kind === 'personal_data'
+      ? await writePersonalDataArchive(db, file, activities, {
+          ...archiveOptions,
+          userId: row.user_id,
+          exportId,
+          storageDir: options.storageDir,
+          publicUrl: options.publicUrl ?? '',
+        })
+      : await writeActivitiesArchive(file, activities, archiveOptions);
 
   const done = await db.transaction().execute(async (trx) => {
     const marked = await trx

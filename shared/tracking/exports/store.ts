@@ -25,6 +25,13 @@ export type ExportState = ExportRow['status'] | 'expired';
 export const EXPORT_FORMATS = ['gpx'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
+/**
+ * What an export holds: `activities` (POST /v2/exports: GPX files and activities.json) or
+ * `personal_data` (POST /v2/users/{id}/export_personal_data: everything of the user, see
+ * personal-data.ts).
+ */
+export type ExportKind = ExportRow['kind'];
+
 /** Exports a user may hold at once (any state, until they expire or are deleted): each is a file on disk. */
 export const MAX_EXPORTS_PER_USER = 5;
 
@@ -82,15 +89,17 @@ export async function failStaleExports(db: Db | Transaction<Database>, ttlSecond
 }
 
 /**
- * Starts an export of every activity of the user: its row and its job, in one transaction. One
- * export at a time (409 while one is pending or running), at most MAX_EXPORTS_PER_USER held
- * (409: delete one or let it expire). Requests of one user are serialized on their user row.
+ * Starts an export of every activity of the user (`personal_data`: of everything of the user):
+ * its row and its job, in one transaction. One export at a time, of either kind (409 while one is
+ * pending or running), at most MAX_EXPORTS_PER_USER held (409: delete one or let it expire).
+ * Requests of one user are serialized on their user row.
  */
 export async function requestExport(
   db: Db,
   userId: string,
   format: ExportFormat,
   ttlSeconds: number,
+  kind: ExportKind = 'activities',
 ): Promise<ExportRow> {
   return db.transaction().execute(async (trx) => {
     await trx.selectFrom('tracking_users').select('id').where('id', '=', userId).forUpdate().executeTakeFirstOrThrow();
@@ -115,6 +124,7 @@ export async function requestExport(
         id: randomBytes(16).toString('hex'),
         user_id: userId,
         format,
+        kind,
         download_token: randomBytes(32).toString('base64url'),
         activity_count: null,
         file_path: null,

@@ -3,8 +3,9 @@ import type { Selectable, Updateable } from 'kysely';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { TrackingUsersTable } from '../../db/schema/tracking.ts';
-import { type FieldError, invalid, notFoundError } from '../../errors.ts';
+import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { isCountryCode } from '../../places/places.ts';
+import { scheduleDeleteProblem } from './schedule-delete.ts';
 
 export type TrackingUser = Selectable<TrackingUsersTable>;
 
@@ -95,7 +96,8 @@ export function profileFromClaims(
   return out;
 }
 
-function findTrackingUser(db: Db, id: string): Promise<TrackingUser | undefined> {
+/** The tracking user `id`, as stored. */
+export function findTrackingUser(db: Db, id: string): Promise<TrackingUser | undefined> {
   return db.selectFrom('tracking_users').select(COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
@@ -166,8 +168,20 @@ export interface UserChanges {
   scheduleDelete?: Date | null | undefined;
 }
 
+/** What the rules of a change compare against. */
+export interface UserChangeContext {
+  /** ACCOUNT_DELETE_GRACE_S: the least time between a `scheduleDelete` request and its date. */
+  deleteGraceSeconds: number;
+  /** The stored `scheduleDelete`: sent back unchanged, it is not judged again (a client may PUT what it read). */
+  currentScheduleDelete?: Date | null;
+}
+
 /** Every broken rule of `changes`, each naming its body field. */
-export function userChangeErrors(changes: UserChanges, now = new Date()): FieldError[] {
+export function userChangeErrors(
+  changes: UserChanges,
+  now = new Date(),
+  context: UserChangeContext = { deleteGraceSeconds: 0 },
+): FieldError[] {
   const errors: FieldError[] = [];
   const err = (field: string, message: string) => errors.push({ path: `body.${field}`, message });
   if (changes.gender != null && !GENDERS.has(changes.gender))
@@ -180,15 +194,32 @@ export function userChangeErrors(changes: UserChanges, now = new Date()): FieldE
     err('imageUrl', `must be an http or https URL of at most ${MAX_IMAGE_URL_LENGTH} characters`);
   if (changes.birthDate != null && !isBirthDate(changes.birthDate, now))
     err('birthDate', 'must be a real date YYYY-MM-DD from 1900-01-01 to today');
+  const schedule = changes.scheduleDelete;
+  // Compared to the second, as the User shows it.
+  const second = (d: Date | null | undefined) => (d ? Math.floor(d.getTime() / 1000) : undefined);
+  if (schedule != null && second(schedule) !== second(context.currentScheduleDelete)) {
+    const problem = scheduleDeleteProblem(schedule, now, context.deleteGraceSeconds);
+    if (problem) err('scheduleDelete', problem);
+  }
   return errors;
 }
 
 /**
  * Applies a PUT of the user: fields not sent stay as they are (API Platform's PUT), `null`
- * clears a field. Answers the user as stored.
+ * clears a field. Answers the user as stored. Once the account's deletion has started (its
+ * tokens are refused from then on, but a request may have passed just before), nothing changes
+ * any more: 409.
  */
-export async function updateTrackingUser(db: Db, user: TrackingUser, changes: UserChanges): Promise<TrackingUser> {
-  const errors = userChangeErrors(changes);
+export async function updateTrackingUser(
+  db: Db,
+  user: TrackingUser,
+  changes: UserChanges,
+  options: { deleteGraceSeconds: number },
+): Promise<TrackingUser> {
+  const errors = userChangeErrors(changes, new Date(), {
+    deleteGraceSeconds: options.deleteGraceSeconds,
+    currentScheduleDelete: user.schedule_delete,
+  });
   if (errors.length) throw invalid(errors);
   const set: Updateable<TrackingUsersTable> = {};
   if (changes.gender !== undefined) set.gender = changes.gender;
@@ -197,11 +228,29 @@ export async function updateTrackingUser(db: Db, user: TrackingUser, changes: Us
   if (changes.imageUrl !== undefined) set.image_url = changes.imageUrl;
   if (changes.birthDate !== undefined) set.birth_date = changes.birthDate;
   if (changes.scheduleDelete !== undefined) set.schedule_delete = changes.scheduleDelete;
-  await db
-    .updateTable('tracking_users')
-    .set({ ...set, updated_at: sql<Date>`now()` })
-    .where('id', '=', user.id)
-    .execute();
+  await db.transaction().execute(async (trx) => {
+    // The purge locks the user when it starts the deletion: a change waits for it, then sees it.
+    const row = await trx
+      .selectFrom('tracking_users')
+      .select('account_id')
+      .where('id', '=', user.id)
+      .forUpdate()
+      .executeTakeFirst();
+    const deleting =
+      row &&
+      (await trx
+        .selectFrom('account_deletions')
+        .select('account_id')
+        .where('account_id', '=', row.account_id)
+        .executeTakeFirst());
+    if (!row || deleting)
+      throw conflictError('The deletion of this account has started: it can no longer be changed or cancelled');
+    await trx
+      .updateTable('tracking_users')
+      .set({ ...set, updated_at: sql<Date>`now()` })
+      .where('id', '=', user.id)
+      .execute();
+  });
   const updated = await findTrackingUser(db, user.id);
   if (!updated) throw notFoundError(`No user ${user.id}`);
   return updated;

@@ -1,0 +1,51 @@
+import type { Queue } from 'bullmq';
+import { purgeAccounts } from '../../shared/accounts/account-purge.ts';
+import { defaultJobOptions } from '../../shared/queue/queues.ts';
+import type { JobDeps, TypedJob } from '../processor.ts';
+
+/** The id of the BullMQ job scheduler that deletes the accounts whose `scheduleDelete` has come. */
+export const ACCOUNTS_PURGE_SCHEDULER_ID = 'accounts-purge-every';
+
+/** Seconds between two purges: an account goes within this after its date (`npm run accounts:purge`: at once). */
+export const ACCOUNTS_PURGE_INTERVAL_S = 3600;
+
+/**
+ * Deletes the accounts that are due and resumes the deletions a dead run left (job
+ * `maintenance/accounts-purge`; shared/accounts/account-purge.ts). A deletion that failed makes
+ * the job fail, so BullMQ tries again; what was deleted stays deleted, and the retry resumes.
+ */
+export async function purgeDueAccounts(
+  job: TypedJob<'maintenance', 'accounts-purge'>,
+  { config, db, logger }: JobDeps,
+): Promise<{ deleted: string[]; busy: string[]; failed: string[] }> {
+  const result = await purgeAccounts(db, { storageDir: config.STORAGE_DIR });
+  const summary = {
+    deleted: result.deleted.map((d) => d.accountId),
+    busy: result.busy,
+    failed: result.failed.map((f) => f.accountId),
+  };
+  for (const d of result.deleted) logger.info({ accountId: d.accountId, deleted: d.deleted }, 'account deleted');
+  for (const f of result.failed) logger.warn({ accountId: f.accountId, error: f.error }, 'account deletion failed');
+  logger.info({ requestedBy: job.data.requestedBy, ...summary }, 'accounts purged');
+  if (result.failed.length > 0)
+    throw new Error(`the deletion of ${result.failed.length} account(s) failed: ${result.failed[0]?.error}`);
+  return summary;
+}
+
+/** Creates or updates the purge's job scheduler (idempotent); the first run is at once. */
+export async function scheduleAccountsPurge(queue: Queue): Promise<void> {
+  await queue.upsertJobScheduler(
+    ACCOUNTS_PURGE_SCHEDULER_ID,
+    { every: ACCOUNTS_PURGE_INTERVAL_S * 1000 },
+    {
+      name: 'accounts-purge',
+      data: { requestedBy: 'schedule' },
+      opts: {
+        attempts: defaultJobOptions.attempts,
+        backoff: defaultJobOptions.backoff,
+        removeOnComplete: { count: 100 },
+        removeOnFail: { count: 100 },
+      },
+    },
+  );
+}
