@@ -9,6 +9,9 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
 export const QUEUE_NAMES = ['records', 'thumbnails', 'exports', 'recommendations', 'maintenance'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
+/** The largest AUTH_CLOCK_TOLERANCE_S allowed: revoked token ids are kept this long past their expiry. */
+export const MAX_CLOCK_TOLERANCE_S = 300;
+
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -140,7 +143,7 @@ export const envSchema = z.object({
   LOGIN_RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).default(300),
   AUTH_ISSUER: z.url().optional(),
   AUTH_AUDIENCE: z.string().min(1).default('sports-api'),
-  AUTH_CLOCK_TOLERANCE_S: z.coerce.number().int().min(0).max(300).default(30),
+  AUTH_CLOCK_TOLERANCE_S: z.coerce.number().int().min(0).max(MAX_CLOCK_TOLERANCE_S).default(30),
   AUTH_EXTERNAL_JWKS_URL: z.url().optional(),
   AUTH_EXTERNAL_ISSUER: z.string().min(1).optional(),
   AUTH_EXTERNAL_AUDIENCE: z.string().min(1).optional(),

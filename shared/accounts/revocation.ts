@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { MAX_CLOCK_TOLERANCE_S } from '../config.ts';
 import type { Db } from '../db/database.ts';
 
 /**
@@ -73,8 +74,13 @@ export async function revokeTokenId(db: Db, jti: string, expiresAt: Date): Promi
     .values({ jti, expires_at: expiresAt })
     .onConflict((oc) => oc.column('jti').doNothing())
     .execute();
-  // Expired entries can never match a token that verifies: about one revocation in 100 sweeps them.
-  if (Math.random() < 0.01) await db.deleteFrom('revoked_tokens').where('expires_at', '<', sql<Date>`now()`).execute();
+  // An entry can match a token that still verifies until its expiry plus the verifier's clock
+  // tolerance (AUTH_CLOCK_TOLERANCE_S): about one revocation in 100 sweeps the entries past both.
+  if (Math.random() < 0.01)
+    await db
+      .deleteFrom('revoked_tokens')
+      .where('expires_at', '<', sql<Date>`now() - make_interval(secs => ${MAX_CLOCK_TOLERANCE_S})`)
+      .execute();
 }
 
 /**
