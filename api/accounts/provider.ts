@@ -119,7 +119,7 @@ export async function createProvider(
     // Every refresh rotates the token, for confidential clients too (RFC 9700 §4.14.2 asks it of
     // public ones): a token used twice revokes its grant, so a stolen one is caught on first reuse.
     rotateRefreshToken: true,
-    // PKCE is required for public clients (all our clients are confidential); when a client
+    // PKCE is required for public clients (native apps, RFC 8252); when a confidential client
     // sends a code_challenge, the code_verifier is always checked.
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
     enabledJWA: { idTokenSigningAlgValues: ['RS256'], requestObjectSigningAlgValues: ['RS256', 'ES256'] },
