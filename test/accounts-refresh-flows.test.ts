@@ -201,8 +201,12 @@ test('signing out at /oauth/logout ends the tokens of the sign-in, unless it sta
     const { body } = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT });
     const signOut = async () => {
       const confirm = await (await ua.follow('/oauth/logout')).text();
+      t.regex(confirm, /<title>Sign out · Sports backend<\/title>/, 'our confirmation page');
       const xsrf = /name="xsrf" value="([^"]+)"/.exec(confirm)?.[1] ?? '';
-      await ua.post('/oauth/logout/confirm', { xsrf, logout: 'yes' });
+      const done = await ua.post('/oauth/logout/confirm', { xsrf, logout: 'yes' });
+      const landed =
+        done.status >= 300 && done.status < 400 ? await ua.follow(done.headers.get('location') ?? '') : done;
+      t.regex(await landed.text(), /<h1>Signed out<\/h1>/, 'our signed-out page');
     };
     return { tokens: body, signOut };
   };

@@ -202,3 +202,23 @@ ${apps}
 <form method="post" action="/account/sessions/end">${csrfInput(opts.csrf)}<button type="submit" class="secondary">Sign out everywhere</button></form>
 <form method="post" action="/account/logout">${csrfInput(opts.csrf)}<button type="submit" class="secondary">Sign out</button></form>`;
 }
+
+/**
+ * The sign-out confirmation (OpenID RP-initiated logout): `form` is oidc-provider's hidden form
+ * (its id `op.logoutForm`, with the xsrf token), which the buttons submit.
+ */
+export function logoutPage(form: string): string {
+  return page(
+    'Sign out',
+    `<h1>Sign out?</h1>
+<p>You will be signed out of this sign-in service on this browser. Applications that stay signed in with your permission stay so until you withdraw them on your account page.</p>
+${form}
+<button autofocus type="submit" form="op.logoutForm" value="yes" name="logout">Yes, sign me out</button>
+<button class="secondary" type="submit" form="op.logoutForm">No, stay signed in</button>`,
+  );
+}
+
+/** Shown after a sign-out when the application named no page to return to. */
+export function signedOutPage(): string {
+  return page('Signed out', '<h1>Signed out</h1>\n<p class="notice">You are signed out on this browser.</p>');
+}

@@ -15,7 +15,7 @@ import type { Db } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import type { TokenVerifier } from '../http/auth.ts';
 import { RETRY_AFTER_SECONDS, unavailableDependency } from '../http/unavailable.ts';
-import { escapeHtml } from './html.ts';
+import { escapeHtml, logoutPage, signedOutPage } from './html.ts';
 
 /**
  * The resource indicator (RFC 8707) of our APIs. Access tokens issued for it are JWTs whose
@@ -132,6 +132,18 @@ export async function createProvider(
       // every refresh and access token of that sign-in. Another client's token is left alone (200).
       revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       introspection: { enabled: true },
+      // Our own pages, not oidc-provider's unstyled defaults.
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx, form) => {
+          ctx.type = 'html';
+          ctx.body = logoutPage(form);
+        },
+        postLogoutSuccessSource: (ctx) => {
+          ctx.type = 'html';
+          ctx.body = signedOutPage();
+        },
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => API_RESOURCE,
