@@ -10,7 +10,10 @@ const BENCHMARKS: Record<string, () => Promise<{ failed: boolean }>> = {
   'tracking-export': async () => (await import('./tracking-export.ts')).run(),
   'tracking-ingest': async () => (await import('./tracking-ingest.ts')).run(),
   'tracking-records': async () => (await import('./tracking-records.ts')).run(),
+  'tracking-sumups': async () => (await import('./tracking-sumups.ts')).run(),
+  'tracking-streams': async () => (await import('./tracking-streams.ts')).run(),
   'slow-clients': async () => (await import('./slow-clients.ts')).run(),
+  webhooks: async () => (await import('./webhooks.ts')).run(),
 };
 
 const names = process.argv.slice(2);

@@ -9,12 +9,19 @@ import {
   recomputeProgress,
 } from '../shared/tracking/records/recompute-requests.ts';
 import { recordsSettings } from '../shared/tracking/records/settings.ts';
+import {
+  compactTime,
+  enqueueSumupsRebuild,
+  sumupsRebuildProgress,
+} from '../shared/tracking/sumups/rebuild-requests.ts';
 
 const USAGE = `usage: npm run records:recompute -- (--user <user id> | --all) [--force] [--wait]
   --user ID  the activities of one tracking user (the account's ldid)
   --all      every activity
   --force    also the activities whose records are up to date for their version and the settings
-  --wait     stay until the workers have recomputed every activity asked, with a second progress bar`;
+  --wait     stay until the workers have recomputed every activity asked (and rebuilt the statistics),
+             with a second progress bar
+Also rebuilds the statistics by period of the users in scope (one job per user, always).`;
 
 const OPTIONS = {
   user: { type: 'string' },
@@ -35,8 +42,9 @@ function usage(problem: string): never {
  * `npm run records:recompute`: asks the workers (queue records) to recompute the records of one
  * user's activities or of all, through the outbox; the activities whose records already reflect
  * their version under the current settings (RECORDS_FAMILIES_FILE, the datatypes' record ways) are
- * skipped, so a second run finds nothing to do (docs/tracking-records.md). The progress bars go to
- * stderr, the summary to stdout.
+ * skipped, so a second run finds nothing to do (docs/tracking-records.md). It also asks for a
+ * rebuild of the statistics by period of each user in scope (docs/tracking-statistics.md). The
+ * progress bars go to stderr, the summary to stdout.
  */
 await runCli(async (config) => {
   let args: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
@@ -84,12 +92,15 @@ await runCli(async (config) => {
       `  ${summary.enqueued} recompute jobs enqueued (outbox; the processes running the records queue do them)`,
     );
     console.log(`  ${summary.upToDate} already up to date, skipped`);
-    if (!args.wait || summary.enqueued === 0) return;
+    const requestedAt = compactTime(summary.startedAt);
+    const rebuilds = await enqueueSumupsRebuild(db, scope, requestedAt);
+    console.log(`  ${rebuilds} statistics rebuild jobs enqueued (one per user)`);
+    if (!args.wait) return;
 
-    bar.start(summary.enqueued, 0, { label: 'recomputed' });
     let lastPending = Number.POSITIVE_INFINITY;
     let progressAt = Date.now();
-    for (;;) {
+    if (summary.enqueued > 0) bar.start(summary.enqueued, 0, { label: 'recomputed' });
+    while (summary.enqueued > 0) {
       const progress = await recomputeProgress(db, scope, summary);
       bar.update(Math.max(0, summary.enqueued - progress.pending));
       if (progress.pending === 0) break;
@@ -115,6 +126,29 @@ await runCli(async (config) => {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     bar.stop();
+    // Then the statistics: one job per user, usually done by now.
+    lastPending = Number.POSITIVE_INFINITY;
+    progressAt = Date.now();
+    for (;;) {
+      const rebuild = await sumupsRebuildProgress(db, requestedAt);
+      if (rebuild.failed > 0) {
+        console.error(`${rebuild.failed} statistics rebuild jobs failed: see the records queue's failed jobs`);
+        process.exitCode = 1;
+        return;
+      }
+      if (rebuild.pending === 0) break;
+      if (rebuild.pending < lastPending) {
+        lastPending = rebuild.pending;
+        progressAt = Date.now();
+      } else if (Date.now() - progressAt > STALL_MS) {
+        console.error(
+          `no statistics rebuilt for ${STALL_MS / 1000} s (${rebuild.pending} users left): is a worker running the records queue (WORKER_QUEUES)? The jobs stay enqueued.`,
+        );
+        process.exitCode = 1;
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     const seconds = (performance.now() - started) / 1000;
     console.log(
       `  recomputed in ${seconds.toFixed(1)} s (${(summary.enqueued / seconds).toFixed(0)} activities/s, enqueueing included)`,

@@ -6,7 +6,7 @@ export const SERVICE_NAMES = ['places', 'catalogue', 'partners', 'tracking', 'ac
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** Every BullMQ queue a worker process can run; operators pick a subset with WORKER_QUEUES. */
-export const QUEUE_NAMES = ['records', 'thumbnails', 'exports', 'recommendations', 'maintenance'] as const;
+export const QUEUE_NAMES = ['records', 'thumbnails', 'exports', 'recommendations', 'maintenance', 'webhooks'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 /** The largest AUTH_CLOCK_TOLERANCE_S allowed: revoked token ids are kept this long past their expiry. */
@@ -109,6 +109,8 @@ export const envSchema = z.object({
   RECORDS_FAMILIES_FILE: recordsFamiliesFileVariable.optional(),
   /** Seconds a finished bulk export of activities stays downloadable before the cleanup deletes it. */
   EXPORT_TTL_S: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
+  /** Seconds a deleted activity's tombstone stays readable at /v2/deleted_activities (docs/tracking-sync.md). */
+  TRACKING_TOMBSTONE_TTL_S: z.coerce.number().int().min(3_600).max(31_536_000).default(2_592_000),
   /**
    * Least time, in seconds, between a user's `scheduleDelete` request and the date it names (the
    * grace period in which they may cancel); 0 lets them ask for now (docs/accounts-lifecycle.md).
@@ -121,6 +123,18 @@ export const envSchema = z.object({
    * it while it runs): the key of a request whose process died is free again after this.
    */
   IDEMPOTENCY_LEASE_S: z.coerce.number().int().min(3).max(3_600).default(60),
+  /** Webhooks may target http:// URLs (development); https only otherwise (docs/webhooks.md). */
+  WEBHOOKS_ALLOW_HTTP: bool.default(false),
+  /** Webhooks may reach loopback, private, link-local and other internal addresses (tests on loopback). */
+  WEBHOOKS_ALLOW_PRIVATE: bool.default(false),
+  /** Longest a webhook delivery may take, from the DNS look-up to the end of the answer. */
+  WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
+  /** The first retry of a failed delivery comes about this long after it; each next one 4 times later (at most 8 h). */
+  WEBHOOKS_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(20_000),
+  /** A hook failing without a success for this long is disabled (its pending deliveries given up). */
+  WEBHOOKS_DISABLE_AFTER_S: z.coerce.number().int().min(1).max(2_592_000).default(86_400),
+  /** Deliveries a worker process sends at once (the `webhooks` queue's concurrency: they wait on the network). */
+  WEBHOOKS_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
   MIGRATE_ON_START: bool.default(true),
   SEED_ON_START: bool.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

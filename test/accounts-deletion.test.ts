@@ -73,6 +73,7 @@ async function footprint(u: TrackingTestUser, d: UserData): Promise<Record<strin
     places: await n(db.selectFrom('places').select('id').where('created_by', '=', u.id)),
     place_edits: await n(db.selectFrom('place_edits').select('place_id').where('created_by', '=', u.id)),
     partners: await n(db.selectFrom('partners').select('id').where('created_by', '=', u.id)),
+    user_web_hooks: await n(db.selectFrom('user_web_hooks').select('id').where('user_id', '=', u.ldid)),
   };
 }
 

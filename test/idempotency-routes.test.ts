@@ -31,7 +31,14 @@ interface Route {
 }
 
 const rows = async (
-  table: 'activities' | 'user_measures' | 'user_devices' | 'share_activities' | 'tracking_exports' | 'tracking_uploads',
+  table:
+    | 'activities'
+    | 'user_measures'
+    | 'user_devices'
+    | 'share_activities'
+    | 'tracking_exports'
+    | 'tracking_uploads'
+    | 'user_web_hooks',
   u: TrackingTestUser,
 ) =>
   Number(
@@ -117,6 +124,12 @@ const ROUTES: Route[] = [
       return { json: { user: `/v2/users/${u.ldid}`, activity: `/v2/activities/${id}` } };
     },
     count: (u) => rows('share_activities', u),
+  },
+  {
+    name: 'POST /v2/user_web_hooks',
+    path: () => '/v2/user_web_hooks',
+    body: (u) => ({ json: { user: `/v2/users/${u.ldid}`, url: 'https://hooks.example.com/idempotent' } }),
+    count: (u) => rows('user_web_hooks', u),
   },
   {
     name: 'POST /v2/exports',
@@ -245,6 +258,7 @@ test('the OpenAPI document declares the header, the replay mark and the 400/409/
     'post /v2/upload',
     'post /v2/user_devices',
     'post /v2/user_measures',
+    'post /v2/user_web_hooks',
     'post /v2/users/{id}/export_personal_data',
   ]);
   // A 409 the operation had already keeps its own reason beside the key's.

@@ -17,7 +17,7 @@ test('the alert rules are what the issue asks: failed jobs rising, outbox lag ov
     'OutboxRelayLagHigh',
   ]);
   t.regex(rules.JobsFailing ?? '', /delta\(queue_jobs\{state="failed"\}\[10m\]\)\) > 0/);
-  t.regex(rules.OutboxLagHigh ?? '', /outbox_lag_seconds\{queue!="exports"\}\) > 60/);
+  t.regex(rules.OutboxLagHigh ?? '', /outbox_lag_seconds\{queue!~"exports\|webhooks"\}\) > 60/);
   t.regex(rules.JobsStalled ?? '', /increase\(jobs_stalled_total\[10m\]\)\) > 0/);
   t.deepEqual(metricNames(rules.OutboxLagHigh ?? ''), ['outbox_lag_seconds']);
 });

@@ -53,6 +53,7 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
   });
   const share = await post('/share_activities', { user: me(owner), activity: `/v2/activities/${run.id}` });
   const exported = await post('/exports');
+  const hook = await post('/user_web_hooks', { user: me(owner), url: 'https://hooks.example.com/matrix' });
   const record = await api.database.db
     .insertInto('user_records')
     .values({
@@ -66,6 +67,19 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  const sumup = await api.database.db
+    .insertInto('user_sumups')
+    .values({
+      user_id: owner.ldid,
+      type: 'month',
+      period: '2024-05-01',
+      sport_id: null,
+      datatype_id: 98,
+      value: '1',
+      activities: 1,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return {
     users: owner.ldid,
     user_devices: device.id,
@@ -74,6 +88,8 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
     share_activities: share.id,
     exports: exported.id,
     user_records: record.id,
+    user_sumups: sumup.id,
+    user_web_hooks: hook.id,
   };
 }
 
@@ -86,6 +102,7 @@ const WRITES: Record<string, unknown> = {
   user_devices: { firmware: '/v2/firmwares/2' },
   activities: { name: 'changed' },
   user_measures: { value: 1 },
+  user_web_hooks: { events: ['activity_create'] },
 };
 
 test("another user's objects answer 404 to every operation on them, a caller without a token 401, and nothing changes", async (t) => {

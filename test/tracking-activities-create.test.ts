@@ -55,6 +55,10 @@ test('POST stores a manual activity: 201, the Activity in JSON-LD in the spec or
     'availableDatatypes',
     'createdAt',
     'updatedAt',
+    'movingTime',
+    'pauses',
+    'movingSpeedAvg',
+    'movingPace',
   ]);
   t.like(a, {
     '@context': '/v2/contexts/Activity',

@@ -234,7 +234,21 @@ test('the list holds only the caller’s devices, oldest first, with the user, s
     all.body['hydra:search']['hydra:mapping']
       .map((m: { variable: string }) => m.variable)
       .filter((v: string) => v !== 'page' && v !== 'limit'),
-    ['user', 'user[]', 'serial', 'serial[]', 'model', 'model[]', 'firmware', 'firmware[]'],
+    [
+      'user',
+      'user[]',
+      'serial',
+      'serial[]',
+      'model',
+      'model[]',
+      'firmware',
+      'firmware[]',
+      'updatedAt[after]',
+      'updatedAt[before]',
+      'updatedAt[strictly_after]',
+      'updatedAt[strictly_before]',
+      'order[updatedAt]',
+    ],
   );
 
   const ids = async (query: string) => {

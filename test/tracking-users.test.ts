@@ -29,6 +29,7 @@ const USER_FIELDS = [
   'createdAt',
   'updatedAt',
   'scheduleDelete',
+  'timezone',
 ].sort();
 
 /** A token for the account carrying extra claims, as the accounts service's requestKey does. */

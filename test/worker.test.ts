@@ -21,11 +21,20 @@ const waitFor = async (check: () => boolean, ms = 10_000) => {
 };
 
 const noop: Processors = {
-  records: { 'activity-changed': async () => null, 'recompute-activity': async () => null },
+  records: {
+    'activity-changed': async () => null,
+    'recompute-activity': async () => null,
+    'sumups-rebuild': async () => null,
+  },
   thumbnails: { 'activity-thumbnail': async () => null, 'activity-track-thumbnail': async () => null },
   recommendations: { 'compute-all': async () => null },
   exports: { 'user-export': async () => null, 'cleanup-expired': async () => null },
-  maintenance: { 'idempotency-expire': async () => null, 'accounts-purge': async () => null },
+  maintenance: {
+    'idempotency-expire': async () => null,
+    'accounts-purge': async () => null,
+    'tombstones-expire': async () => null,
+  },
+  webhooks: { event: async () => null, deliver: async () => null, 'cleanup-events': async () => null },
 };
 const thumbnailJob = (activityId: number) =>
   job('thumbnails', 'activity-thumbnail', { activityId, imagePath: `places/p/121/img-${activityId}.png` });
@@ -37,7 +46,7 @@ test('selectQueues runs the named queues that have jobs; naming a queue without 
   t.throws(() => selectQueues(config, noop, true), {
     instanceOf: ConfigError,
     message:
-      'WORKER_QUEUES: no jobs in this build for later (queues with jobs: records, thumbnails, recommendations, exports, maintenance)',
+      'WORKER_QUEUES: no jobs in this build for later (queues with jobs: records, thumbnails, recommendations, exports, maintenance, webhooks)',
   });
   t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), noop, false), [
     'records',
@@ -45,6 +54,7 @@ test('selectQueues runs the named queues that have jobs; naming a queue without 
     'exports',
     'recommendations',
     'maintenance',
+    'webhooks',
   ]);
 });
 
@@ -116,6 +126,7 @@ test('an outbox row becomes a processed job; SIGTERM-style close lets the active
     recommendations: noop.recommendations,
     exports: noop.exports,
     maintenance: noop.maintenance,
+    webhooks: noop.webhooks,
   };
   const config = testConfig({ DATABASE_URL: database.url, WORKER_QUEUES: 'thumbnails', OUTBOX_POLL_MS: '20' });
   const workers = await startWorkers(config, { processors });

@@ -9,6 +9,8 @@ export interface WorkerDeps {
   config: Config;
   db: Db;
   logger: Logger;
+  /** Asks the process's outbox relay for a pass now: a handler that wrote jobs has them sent at once. */
+  kickRelay?: () => void;
 }
 
 /** A BullMQ job of the map in shared/queue/jobs.ts, its data typed by queue and name. */

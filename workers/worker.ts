@@ -11,7 +11,7 @@ import { QueueSet } from '../shared/queue/queues.ts';
 import { checkProcessors, dispatch } from './dispatch.ts';
 import { WorkerMetrics } from './metrics.ts';
 import type { Processors, QueueProcessor, WorkerDeps } from './processor.ts';
-import { PROCESSORS, SCHEDULES } from './processors/index.ts';
+import { CONCURRENCY, PROCESSORS, SCHEDULES } from './processors/index.ts';
 
 export interface RunningWorkers {
   queues: JobQueue[];
@@ -50,7 +50,10 @@ export async function startWorkers(
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, 'worker');
   const processors = options.processors ?? PROCESSORS;
   const names = selectQueues(config, processors, options.explicitQueues ?? false);
-  const { db } = createDb(config.DATABASE_URL, Math.max(2, config.WORKER_CONCURRENCY));
+  // A connection per job running at once; a queue with its own concurrency (webhooks: its jobs
+  // mostly wait on the network) counts up to DATABASE_POOL_MAX.
+  const own = names.map((n) => Math.min(CONCURRENCY[n]?.(config) ?? 0, config.DATABASE_POOL_MAX));
+  const { db } = createDb(config.DATABASE_URL, Math.max(2, config.WORKER_CONCURRENCY, ...own));
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
   const deps: WorkerDeps = { config, db, logger };
   const metrics = new WorkerMetrics();
@@ -62,7 +65,7 @@ export async function startWorkers(
     const worker = new Worker(name, dispatch(name, processor, deps, metrics), {
       connection,
       prefix: config.QUEUE_PREFIX,
-      concurrency: config.WORKER_CONCURRENCY,
+      concurrency: CONCURRENCY[name]?.(config) ?? config.WORKER_CONCURRENCY,
       // A killed worker's job is taken up again once its lock expires and the next stalled check
       // runs. BullMQ renews the lock every half of it while the event loop is free: no handler
       // holds the loop that long (long ones, exports, await between activities).
@@ -118,6 +121,7 @@ export async function startWorkers(
     },
   );
   relay.start();
+  deps.kickRelay = () => relay.kick();
   const served =
     config.WORKER_METRICS_PORT === undefined ? undefined : await metrics.serve(config.HOST, config.WORKER_METRICS_PORT);
   // The job schedulers of the queues this process runs (on the worker connection: waits for Redis).

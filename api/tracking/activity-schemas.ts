@@ -54,6 +54,29 @@ const streamsDoc = {
     }),
 };
 
+/** Extensions: moving time and pauses, computed from the streams at every write (docs/tracking-activities.md). */
+const movingDoc = {
+  movingTime: z.number().int().nullable().meta({
+    description:
+      "seconds in motion under the sport's rule; `duration − movingTime` is the time of all pauses (v2.26's datatype 30, Active time)",
+  }),
+  pauses: z
+    .array(z.object({ start: z.number().int(), duration: z.number().int() }))
+    .nullable()
+    .meta({
+      description: 'the longest 100 pauses, in time order: elapsed second of the start, seconds',
+      example: [{ start: 1260, duration: 45 }],
+    }),
+  movingSpeedAvg: z
+    .number()
+    .nullable()
+    .meta({ description: 'm/h (as datatype 9, Speed avg) over the moving time; null without a distance' }),
+  movingPace: z
+    .number()
+    .nullable()
+    .meta({ description: 'seconds per km over the moving time; null without a distance' }),
+};
+
 /** An Activity, the spec's fields in the spec's order. */
 export const activitySchema = z
   .object({
@@ -82,6 +105,7 @@ export const activitySchema = z
     availableDatatypes: z.array(z.number().int()),
     createdAt: dateTimeOut,
     updatedAt: dateTimeOut,
+    ...movingDoc,
     ...streamsDoc,
   })
   .meta({ id: 'Activity' });
@@ -250,6 +274,10 @@ const READ_ONLY = [
   'availableDatatypes',
   'createdAt',
   'updatedAt',
+  'movingTime',
+  'pauses',
+  'movingSpeedAvg',
+  'movingPace',
 ];
 
 export const createBody = writeBody('Activity', createFields, READ_ONLY);
@@ -280,6 +308,7 @@ export const listQuery = z.object({
   ...listFilterShape('sport', integerRefOf('sports')),
   ...dateFilterShape('startdate'),
   ...dateFilterShape('createdAt'),
+  ...dateFilterShape('updatedAt'),
   trackFlag,
   ...orderShape(ACTIVITY_ORDERS),
   ...pagingShape,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
 import {
   createUserDevice,
+  DEVICE_ORDERS,
   deleteUserDevice,
   SERIAL_PATTERN,
   type UserDeviceRow,
@@ -16,12 +17,16 @@ import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { trackingCallerOf } from './identity.ts';
 import {
+  dateFilterOf,
+  dateFilterShape,
   dateTime,
   integerIriOf,
   integerRefOf,
   iriOf,
   listFilterOf,
   listFilterShape,
+  orderOf,
+  orderShape,
   pagingShape,
   refOf,
   writeBody,
@@ -82,6 +87,8 @@ const listQuery = z.object({
   ...listFilterShape('serial', z.string().regex(SERIAL_PATTERN, 'must be 1 to 128 of a-z, A-Z, 0-9 and -')),
   ...listFilterShape('model', integerRefOf('device_models')),
   ...listFilterShape('firmware', z.string().transform(firmwareAlias).pipe(integerRefOf('firmwares'))),
+  ...dateFilterShape('updatedAt'),
+  ...orderShape(DEVICE_ORDERS),
   ...pagingShape,
 });
 
@@ -105,9 +112,9 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
     .list({
       summary: "The caller's devices",
       description:
-        'Oldest first. Filters (each also as `name[]`, several values match any): `user` (only the caller has devices here: another user finds none), `serial`, `model`, `firmware` (IRIs or ids).',
+        'Oldest first, or by last change with `order[updatedAt]=asc|desc` (ties by id). Filters (each also as `name[]`, several values match any): `user` (only the caller has devices here: another user finds none), `serial`, `model`, `firmware` (IRIs or ids); `updatedAt[after|before|strictly_after|strictly_before]` (syncing: docs/tracking-sync.md).',
       query: listQuery,
-      handler: async ({ query, caller }) => {
+      handler: async ({ query, ctx, caller }) => {
         const { items, total } = await userDevicePage(
           db,
           caller,
@@ -116,6 +123,8 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
             serials: listFilterOf<string>(query, 'serial'),
             modelIds: listFilterOf<number>(query, 'model'),
             firmwareIds: listFilterOf<number>(query, 'firmware'),
+            updatedAt: dateFilterOf(query, 'updatedAt'),
+            order: orderOf(query, ctx.querystring, DEVICE_ORDERS),
           },
           query,
         );

@@ -1,21 +1,18 @@
 import { createReadStream } from 'node:fs';
 import { z } from 'zod';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
+import { exportFields } from '../../shared/tracking/exports/export-fields.ts';
 import {
   deleteExport,
   EXPORT_FORMATS,
   EXPORTS_PATH,
   type ExportRow,
   exportDownload,
-  exportDownloadUrl,
-  exportProgress,
-  exportState,
   findExport,
   listExports,
   MAX_EXPORTS_PER_USER,
   requestExport,
 } from '../../shared/tracking/exports/store.ts';
-import { iri } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import { errorResponse } from '../http/error-schemas.ts';
 import { HttpError, notFound } from '../http/errors.ts';
@@ -59,27 +56,6 @@ const exportSchema = z
     expiresAt: dateTimeOut.nullable().meta({ description: 'finishedAt + EXPORT_TTL_S' }),
   })
   .meta({ id: 'Export' });
-
-const orNull = (d: Date | null) => (d === null ? null : formatDateTime(d));
-
-/** An Export node's members, as the caller sees it now. */
-function exportFields(publicUrl: string, row: ExportRow) {
-  return {
-    id: row.id,
-    user: iri('users', row.user_id),
-    format: row.format,
-    status: exportState(row),
-    progress: exportProgress(row),
-    activityCount: row.activity_count,
-    size: row.size_bytes,
-    url: exportDownloadUrl(publicUrl, row),
-    error: row.error,
-    createdAt: formatDateTime(row.created_at),
-    startedAt: orNull(row.started_at),
-    finishedAt: orNull(row.finished_at),
-    expiresAt: orNull(row.expires_at),
-  };
-}
 
 /** Members a client reads but never writes: sent back, they are ignored. */
 const READ_ONLY = Object.keys(exportSchema.shape).filter((k) => k !== 'format');

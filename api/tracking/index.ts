@@ -2,6 +2,8 @@ import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import { ApiRouter } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
 import { activitiesResource } from './activities.ts';
+import { activityStreamsResource } from './activity-streams.ts';
+import { deletedActivitiesResource } from './deleted-activities.ts';
 import { devicesResource } from './devices.ts';
 import { documentationRoutes } from './docs.ts';
 import { exportsResource } from './exports.ts';
@@ -10,7 +12,10 @@ import { recordsResource } from './records.ts';
 import { referentialResources } from './referentials.ts';
 import { sharesResource } from './shares.ts';
 import { uploadRoute } from './upload.ts';
+import { userStatsResource } from './user-stats.ts';
+import { userSumupsResource } from './user-sumups.ts';
 import { usersResource } from './users.ts';
+import { webHooksResource } from './web-hooks.ts';
 
 /** The tracking data service, JSON-LD / Hydra under /v2 (see docs/tracking.md). */
 export const trackingService: ServiceModule = {
@@ -30,11 +35,16 @@ export const trackingService: ServiceModule = {
     referentialResources(router, app);
     devicesResource(router, app);
     activitiesResource(router, app);
+    activityStreamsResource(router, app);
+    deletedActivitiesResource(router, app);
     measuresResource(router, app);
     recordsResource(router, app);
+    userSumupsResource(router, app);
+    userStatsResource(router, app);
     uploadRoute(router, app);
     exportsResource(router, app);
     sharesResource(router, app);
+    webHooksResource(router, app);
     return [router.router];
   },
 };

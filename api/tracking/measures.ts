@@ -86,6 +86,7 @@ const listQuery = z.object({
   ...listFilterShape('datatype', integerRefOf('datatypes')),
   ...listFilterShape('user', refOf('users')),
   ...dateFilterShape('date'),
+  ...dateFilterShape('updatedAt'),
   ...orderShape(MEASURE_ORDERS),
   ...pagingShape,
 });
@@ -110,7 +111,7 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
     .list({
       summary: "The caller's measures",
       description:
-        "Only the caller's measures. `datatype` / `datatype[]` take IRIs or bare ids; `date[after|before|strictly_after|strictly_before]` bound the date; `order[date|id|createdAt]=asc|desc` (default: date ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
+        "Only the caller's measures. `datatype` / `datatype[]` take IRIs or bare ids; `date[after|before|strictly_after|strictly_before]` bound the date, `updatedAt[...]` the last change (syncing: docs/tracking-sync.md); `order[date|id|createdAt|updatedAt]=asc|desc` (default: date ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
       handler: async ({ query, ctx, caller: user }) => {
         const found = await listMeasures(
@@ -120,6 +121,7 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
             datatypes: listFilterOf<number>(query, 'datatype'),
             users: listFilterOf<string>(query, 'user'),
             date: dateFilterOf(query, 'date'),
+            updatedAt: dateFilterOf(query, 'updatedAt'),
             order: orderOf(query, ctx.querystring, MEASURE_ORDERS),
           },
           query,

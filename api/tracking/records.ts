@@ -1,13 +1,22 @@
 import { z } from 'zod';
-import { formatDateTime } from '../../shared/tracking/dates.ts';
-import { iri } from '../../shared/tracking/iri.ts';
+import { recordFields } from '../../shared/tracking/records/record-fields.ts';
 import { findRecord, listRecords, RECORD_ORDERS, type UserRecord } from '../../shared/tracking/records/records-read.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { trackingCallerOf } from './identity.ts';
-import { integerRefOf, listFilterOf, listFilterShape, orderOf, orderShape, pagingShape, refOf } from './schemas.ts';
+import {
+  dateFilterOf,
+  dateFilterShape,
+  integerRefOf,
+  listFilterOf,
+  listFilterShape,
+  orderOf,
+  orderShape,
+  pagingShape,
+  refOf,
+} from './schemas.ts';
 
 /** A UserRecord (docs/tracking-measures-records-upload.md). */
 const recordSchema = z
@@ -32,18 +41,7 @@ const recordView: HydraView<UserRecord, typeof recordSchema> = {
   type: 'UserRecord',
   path: '/v2/user_records',
   id: (r) => r.id,
-  fields: (r) => ({
-    id: r.id,
-    user: iri('users', r.user_id),
-    datatype: iri('datatypes', r.datatype_id),
-    activity: iri('activities', r.activity_id),
-    sport: iri('sports', r.sport_id),
-    type: r.type,
-    value: r.value,
-    createdAt: formatDateTime(r.created_at),
-    updatedAt: formatDateTime(r.updated_at),
-    date: formatDateTime(r.date),
-  }),
+  fields: recordFields,
 };
 
 /** Record types are short words (`all`, `distance.5000m`; 64 characters at most in the reference). */
@@ -55,6 +53,7 @@ const listQuery = z.object({
   ...listFilterShape('type', recordType),
   ...listFilterShape('datatype', integerRefOf('datatypes')),
   ...listFilterShape('user', refOf('users')),
+  ...dateFilterShape('updatedAt'),
   ...orderShape(RECORD_ORDERS),
   ...pagingShape,
 });
@@ -79,7 +78,7 @@ export function recordsResource(router: ApiRouter, app: AppContext): void {
     .list({
       summary: "The caller's records",
       description:
-        "Only the caller's records, computed after each activity import. Filters, each scalar (`sport=121`) or repeated / array form (`sport[]=121&sport[]=385`), values ORed within a filter and ANDed across filters: `activity`, `sport`, `datatype` (IRIs or bare ids), `type` (`all`, `distance.5000m`...). `order[id|type|value|createdAt|updatedAt]=asc|desc` (default: id ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
+        "Only the caller's records, computed after each activity import. Filters, each scalar (`sport=121`) or repeated / array form (`sport[]=121&sport[]=385`), values ORed within a filter and ANDed across filters: `activity`, `sport`, `datatype` (IRIs or bare ids), `type` (`all`, `distance.5000m`...); `updatedAt[after|before|strictly_after|strictly_before]` (syncing: docs/tracking-sync.md). `order[id|type|value|createdAt|updatedAt]=asc|desc` (default: id ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
       handler: async ({ query, ctx, caller: user }) => {
         const found = await listRecords(
@@ -91,6 +90,7 @@ export function recordsResource(router: ApiRouter, app: AppContext): void {
             types: listFilterOf<string>(query, 'type'),
             datatypes: listFilterOf<number>(query, 'datatype'),
             users: listFilterOf<string>(query, 'user'),
+            updatedAt: dateFilterOf(query, 'updatedAt'),
             order: orderOf(query, ctx.querystring, RECORD_ORDERS),
           },
           query,

@@ -25,6 +25,11 @@ const userSchema = z.object({
     .string()
     .nullable()
     .meta({ format: 'date-time', description: 'when the account and all its data are deleted; null: not planned' }),
+  timezone: z.string().nullable().meta({
+    description:
+      'extension: the IANA time zone the statistics by period are cut in (docs/tracking-statistics.md); null: UTC',
+    example: 'Europe/Paris',
+  }),
 });
 
 const userView: HydraView<TrackingUser, typeof userSchema> = {
@@ -46,6 +51,10 @@ const userBody = writeBody(
     scheduleDelete: dateTime.nullable().optional().meta({
       description:
         'when the account and all its data are deleted: at least ACCOUNT_DELETE_GRACE_S from now; null cancels',
+    }),
+    timezone: z.string().max(64).nullable().optional().meta({
+      description: 'an IANA time zone name (stored in its canonical spelling); null: UTC',
+      example: 'Europe/Paris',
     }),
   },
   ['id', 'oneId', 'roles', 'createdAt', 'updatedAt'],
@@ -81,7 +90,7 @@ export function usersResource(router: ApiRouter, app: AppContext): void {
     .update({
       summary: "Change the caller's User",
       description: [
-        'Editable: `gender` (1, 2, 3), `language` (ISO 639-1), `country` (ISO 3166-1 alpha-2 that exists), `imageUrl` (http/https), `birthDate` (`YYYY-MM-DD`, not in the future), `scheduleDelete` (date-time with offset). Each may be null to clear it.',
+        'Editable: `gender` (1, 2, 3), `language` (ISO 639-1), `country` (ISO 3166-1 alpha-2 that exists), `imageUrl` (http/https), `birthDate` (`YYYY-MM-DD`, not in the future), `scheduleDelete` (date-time with offset), `timezone` (an IANA zone name such as `Europe/Paris`, stored in its canonical spelling; our extension: the statistics by period are cut in it, and a change rebuilds them in the background). Each may be null to clear it.',
         scheduleDeleteRule(app.config.ACCOUNT_DELETE_GRACE_S),
         'Fields not sent stay as they are. Read-only fields (`id`, `oneId`, `roles`, `createdAt`, `updatedAt`, `@id`...) are ignored; any other member is a 422 naming it.',
       ].join('\n\n'),

@@ -7,6 +7,7 @@ import type { Database } from '../db/schema/index.ts';
 import { resolveStoragePath } from '../media/storage.ts';
 import { TRACKING_STORAGE_ROOT } from '../tracking/activities/uploads.ts';
 import { exportStoragePath } from '../tracking/exports/store.ts';
+import { deleteUserWebHooks } from '../tracking/webhooks/hooks.ts';
 import { setAccountDisabled } from './revocation.ts';
 
 /**
@@ -19,10 +20,11 @@ import { setAccountDisabled } from './revocation.ts';
  *    flight is refused from then on); the third-party clients it owns and their API keys revoked.
  * 2. the rows of the account, table by table, children before parents: public shares first (the
  *    share pages stop at once), exports, idempotency keys, activities (their streams, best efforts
- *    and records go with them), records, measures, devices, uploads; its places that are not
- *    approved are deleted, the approved ones and the place activities it created are kept without
- *    their creator (community content), so are the partners it created; the clients it owns are
- *    deleted (third-party) or kept without owner (first-party: the platform's own apps).
+ *    and records go with them; no tombstones), the tombstones of earlier deletions, records,
+ *    measures, devices, uploads; its places that are not approved are deleted, the approved ones
+ *    and the place activities it created are kept without their creator (community content), so
+ *    are the partners it created; the clients it owns are deleted (third-party) or kept without
+ *    owner (first-party: the platform's own apps).
  * 3. the tracking user, then the files, then the account row, whose deletion removes its
  *    `account_deletions` row in the same commit: the deletion is over.
  *
@@ -52,6 +54,7 @@ export const DELETION_STEPS = [
   'exports',
   'idempotency-keys',
   'activities',
+  'activity-tombstones',
   'records',
   'measures',
   'devices',
@@ -261,6 +264,20 @@ class DeletionRun {
           },
           Math.min(this.#batch, ACTIVITY_BATCH),
         );
+      case 'activity-tombstones':
+        // The activities above leave none (the user goes too); these are of earlier deletions.
+        return this.#batches(step, 'activity_tombstones', async (trx, limit) => {
+          const rows = await trx
+            .deleteFrom('activity_tombstones')
+            .where(
+              'activity_id',
+              'in',
+              trx.selectFrom('activity_tombstones').select('activity_id').where('user_id', '=', user).limit(limit),
+            )
+            .returning('activity_id')
+            .execute();
+          return { count: rows.length };
+        });
       case 'records':
         return this.#batches(step, 'records', async (trx, limit) => {
           const rows = await trx
@@ -397,8 +414,9 @@ class DeletionRun {
           return { count: rows.length };
         });
       case 'webhooks':
-        // WEBHOOKS: none exist yet. When they do, delete the account's subscriptions and their
-        // pending deliveries here, in batches like the steps above.
+        // Hooks, their events, deliveries and attempts (the tracking user's row cascades to them
+        // too; deleted here so the step counts them).
+        await this.#tx(step, async (trx) => ({ counts: { webhooks: await deleteUserWebHooks(trx, user) } }));
         return;
       case 'tracking-user':
         await this.#tx(step, async (trx) => {

@@ -56,6 +56,16 @@ export type RecordsRecomputeJobPayload = {
   forced: string | null;
 };
 
+/**
+ * Rebuilds a user's statistics by period from their activities (queue `records`): after a change
+ * of their time zone, and from `npm run records:recompute` (docs/tracking-statistics.md).
+ */
+export type SumupsRebuildJobPayload = {
+  userId: string;
+  /** When it was asked (compact ISO time, also in the job id): each request its own job. */
+  requestedAt: string;
+};
+
 /** Builds the zip of a bulk export of a user's activities (queue `exports`); written with the export's row. */
 export type UserExportJobPayload = {
   exportId: string;
@@ -73,11 +83,33 @@ export type IdempotencyExpireJobPayload = {
   requestedBy: string;
 };
 
+/** Deletes the tombstones of deleted activities older than TRACKING_TOMBSTONE_TTL_S (queue `maintenance`, from its job scheduler). */
+export type TombstonesExpireJobPayload = {
+  /** Who asked: `schedule` (the job scheduler) or an ISO time for a one-off request. */
+  requestedBy: string;
+};
+
 /**
  * Deletes the accounts whose `scheduleDelete` has come and resumes the deletions a dead run left
  * (queue `maintenance`, from its job scheduler; docs/accounts-lifecycle.md).
  */
 export type AccountsPurgeJobPayload = {
+  /** Who asked: `schedule` (the job scheduler) or an ISO time for a one-off request. */
+  requestedBy: string;
+};
+
+/** Fans an event out to the hooks listening to it (queue `webhooks`); written with the event. */
+export type WebhookEventJobPayload = {
+  eventId: string;
+};
+
+/** Sends one event to one hook, retrying until delivered or given up (queue `webhooks`). */
+export type WebhookDeliverJobPayload = {
+  deliveryId: string;
+};
+
+/** Deletes the webhook events whose deliveries have all ended long ago (queue `webhooks`, from its job scheduler). */
+export type WebhooksCleanupJobPayload = {
   /** Who asked: `schedule` (the job scheduler) or an ISO time for a one-off request. */
   requestedBy: string;
 };
@@ -100,11 +132,24 @@ type Checked<
  * can be enqueued to an unlisted queue, and WORKER_QUEUES=all runs every queue listed here.
  */
 export type JobPayloads = Checked<{
-  records: { 'activity-changed': ActivityChangedJobPayload; 'recompute-activity': RecordsRecomputeJobPayload };
+  records: {
+    'activity-changed': ActivityChangedJobPayload;
+    'recompute-activity': RecordsRecomputeJobPayload;
+    'sumups-rebuild': SumupsRebuildJobPayload;
+  };
   thumbnails: { 'activity-thumbnail': ThumbnailJobPayload; 'activity-track-thumbnail': TrackThumbnailJobPayload };
   recommendations: { 'compute-all': RecommendationsJobPayload };
   exports: { 'user-export': UserExportJobPayload; 'cleanup-expired': ExportsCleanupJobPayload };
-  maintenance: { 'idempotency-expire': IdempotencyExpireJobPayload; 'accounts-purge': AccountsPurgeJobPayload };
+  maintenance: {
+    'idempotency-expire': IdempotencyExpireJobPayload;
+    'accounts-purge': AccountsPurgeJobPayload;
+    'tombstones-expire': TombstonesExpireJobPayload;
+  };
+  webhooks: {
+    event: WebhookEventJobPayload;
+    deliver: WebhookDeliverJobPayload;
+    'cleanup-events': WebhooksCleanupJobPayload;
+  };
 }>;
 
 export type JobQueue = keyof JobPayloads;
@@ -122,6 +167,9 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
     // One job per activity version and settings: running the command twice makes one job each.
     'recompute-activity': ({ activityId, version, settings, forced }) =>
       `records-recompute-${activityId}-v${version}-${settings}${forced === null ? '' : `-${forced}`}`,
+    // One job per user and request: a request relayed twice makes one job.
+    'sumups-rebuild': ({ userId, requestedAt }) =>
+      `sumups-rebuild-${userId.replace(/[^A-Za-z0-9_-]/g, '_')}-${requestedAt.replace(/[^A-Za-z0-9_-]/g, '_')}`,
   },
   thumbnails: {
     // One job per stored original (a new upload has a new path, hence its own job).
@@ -145,6 +193,15 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
     'idempotency-expire': ({ requestedBy }) => `idempotency-expire-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
     // One job per request (it only deletes what is due or started, so a duplicate is harmless).
     'accounts-purge': ({ requestedBy }) => `accounts-purge-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+    // One job per request (it only deletes what has expired, so a duplicate is harmless).
+    'tombstones-expire': ({ requestedBy }) => `tombstones-expire-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+  },
+  webhooks: {
+    // One job per event (its id is written once), one per delivery (event and hook).
+    event: ({ eventId }) => `webhook-${eventId}`,
+    deliver: ({ deliveryId }) => `webhook-${deliveryId}`,
+    // One job per request (it only deletes what has ended, so a duplicate is harmless).
+    'cleanup-events': ({ requestedBy }) => `webhooks-cleanup-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
   },
 };
 

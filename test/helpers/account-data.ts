@@ -176,6 +176,13 @@ export async function populateUser(api: TrackingTestApi, u: TrackingTestUser): P
     ownerAccountId: u.id,
     firstParty: true,
   });
+  // Last, so no event of the writes above waits for a delivery.
+  ok(
+    'POST /user_web_hooks',
+    await api.call('POST', '/user_web_hooks', u, {
+      body: { user: me(u), url: 'https://hooks.example.test/sports', events: ['activity_create'] },
+    }),
+  );
 
   return {
     activityIds,

@@ -7,6 +7,7 @@ import { maintenanceProcessor, scheduleMaintenance } from './maintenance.ts';
 import { recommendationsProcessor, scheduleRecommendations } from './recommendations.ts';
 import { recordsProcessor } from './records.ts';
 import { thumbnailsProcessor } from './thumbnails.ts';
+import { scheduleWebhooksCleanup, webhooksProcessor } from './webhooks.ts';
 
 /**
  * The processor of each queue that has jobs (shared/queue/jobs.ts). The type requires one per
@@ -18,6 +19,7 @@ export const PROCESSORS: Processors = {
   recommendations: recommendationsProcessor,
   exports: exportsProcessor,
   maintenance: maintenanceProcessor,
+  webhooks: webhooksProcessor,
 };
 
 /**
@@ -28,4 +30,13 @@ export const SCHEDULES: { [Q in JobQueue]?: (queue: Queue, config: Config) => Pr
   recommendations: scheduleRecommendations,
   exports: scheduleExportsCleanup,
   maintenance: scheduleMaintenance,
+  webhooks: scheduleWebhooksCleanup,
+};
+
+/**
+ * Jobs a worker process runs at once per queue, where it is not WORKER_CONCURRENCY: deliveries
+ * mostly wait on receivers, so many run at once (a slow receiver does not hold the others).
+ */
+export const CONCURRENCY: { [Q in JobQueue]?: (config: Config) => number } = {
+  webhooks: (config) => config.WEBHOOKS_CONCURRENCY,
 };

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Config } from '../../shared/config.ts';
 import { expireKeys } from '../../shared/idempotency/store.ts';
 import { defaultJobOptions } from '../../shared/queue/queues.ts';
+import { expireTombstones } from '../../shared/tracking/activities/tombstones.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
 import { purgeDueAccounts, scheduleAccountsPurge } from './accounts-purge.ts';
 
@@ -25,8 +26,24 @@ export async function expireIdempotencyKeys(
   return { deleted };
 }
 
+/** The id of the BullMQ job scheduler that deletes the expired tombstones of deleted activities. */
+export const TOMBSTONES_EXPIRE_SCHEDULER_ID = 'tombstones-expire-every';
+
+/** Seconds between two runs: a tombstone outlives TRACKING_TOMBSTONE_TTL_S by an hour at most. */
+export const TOMBSTONES_EXPIRE_INTERVAL_S = 3600;
+
+/** Deletes the tombstones older than TRACKING_TOMBSTONE_TTL_S (job `tombstones-expire`; docs/tracking-sync.md). */
+export async function expireActivityTombstones(
+  job: TypedJob<'maintenance', 'tombstones-expire'>,
+  { config, db, logger }: JobDeps,
+): Promise<{ deleted: number }> {
+  const deleted = await expireTombstones(db, config.TRACKING_TOMBSTONE_TTL_S);
+  logger.info({ requestedBy: job.data.requestedBy, deleted }, 'activity tombstones expired');
+  return { deleted };
+}
+
 /**
- * Creates or updates the job schedulers of the expiry and of the accounts purge (idempotent: every
+ * Creates or updates the job schedulers of the expiries and of the accounts purge (idempotent: every
  * worker process running the queue may do it at start). The first run is at once, then one per interval.
  */
 export async function scheduleMaintenance(queue: Queue, config: Config): Promise<void> {
@@ -44,6 +61,20 @@ export async function scheduleMaintenance(queue: Queue, config: Config): Promise
       },
     },
   );
+  await queue.upsertJobScheduler(
+    TOMBSTONES_EXPIRE_SCHEDULER_ID,
+    { every: TOMBSTONES_EXPIRE_INTERVAL_S * 1000 },
+    {
+      name: 'tombstones-expire',
+      data: { requestedBy: 'schedule' },
+      opts: {
+        attempts: defaultJobOptions.attempts,
+        backoff: defaultJobOptions.backoff,
+        removeOnComplete: { count: 100 },
+        removeOnFail: { count: 100 },
+      },
+    },
+  );
   await scheduleAccountsPurge(queue);
 }
 
@@ -51,4 +82,5 @@ export async function scheduleMaintenance(queue: Queue, config: Config): Promise
 export const maintenanceProcessor: QueueProcessor<'maintenance'> = {
   'idempotency-expire': expireIdempotencyKeys,
   'accounts-purge': purgeDueAccounts,
+  'tombstones-expire': expireActivityTombstones,
 };

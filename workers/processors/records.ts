@@ -1,29 +1,34 @@
 import { recordsSettings } from '../../shared/tracking/records/settings.ts';
 import { updateActivityRecords } from '../../shared/tracking/records/update-records.ts';
+import { rebuildSumupsJob, sumupsAlongRecords } from '../../shared/tracking/sumups/records-step.ts';
 import type { QueueProcessor } from '../processor.ts';
 
 /**
  * Queue `records` (docs/tracking-records.md): after each change of an activity, its best efforts
  * are recomputed and its user's records of the sports it touched are refreshed; the same for an
- * activity `npm run records:recompute` names. Idempotent (at-least-once delivery).
+ * activity `npm run records:recompute` names. The statistics by period follow the activity in
+ * the same transaction (docs/tracking-statistics.md). Idempotent (at-least-once delivery).
  */
 export const recordsProcessor: QueueProcessor<'records'> = {
   'activity-changed': async (job, { db, config, markDone }) => {
     const { activityId, userId, sportId, previousSportId } = job.data;
-    return updateActivityRecords(
+    const sumups = sumupsAlongRecords(db, { activityId, userId }, markDone);
+    const outcome = await updateActivityRecords(
       db,
       { activityId, userId, sports: previousSportId === null ? [sportId] : [sportId, previousSportId], force: false },
       recordsSettings(config.RECORDS_FAMILIES_FILE),
-      { markDone },
+      { markDone: sumups.markDone },
     );
+    return { ...outcome, sumups: await sumups.finish() };
   },
   'recompute-activity': async (job, { db, config, logger, markDone }) => {
     const { activityId, userId, settings, forced } = job.data;
+    const sumups = sumupsAlongRecords(db, { activityId, userId }, markDone);
     const outcome = await updateActivityRecords(
       db,
       { activityId, userId, sports: [], force: forced !== null },
       recordsSettings(config.RECORDS_FAMILIES_FILE),
-      { markDone },
+      { markDone: sumups.markDone },
     );
     // The command and the workers read their own RECORDS_FAMILIES_FILE: say when they disagree.
     if (outcome.settings !== settings)
@@ -31,6 +36,7 @@ export const recordsProcessor: QueueProcessor<'records'> = {
         { jobId: job.id, asked: settings, used: outcome.settings },
         'records:recompute ran with other records settings than this worker (RECORDS_FAMILIES_FILE or the datatypes differ)',
       );
-    return outcome;
+    return { ...outcome, sumups: await sumups.finish() };
   },
+  'sumups-rebuild': async (job, { db, markDone }) => rebuildSumupsJob(db, job.data.userId, markDone),
 };

@@ -78,6 +78,8 @@ export interface HydraView<T, S extends z.ZodType = z.ZodType> {
   /** Base IRI path of the items (`/v2/activities` makes `/v2/activities/{id}`). */
   path: string;
   id: (item: T) => string;
+  /** The item's `@id` when it is not `path/id` (a tombstone names the activity it stands for). */
+  iri?: (item: T) => string;
   /** The node's own members (everything but `@context`, `@id` and `@type`): the item schema's fields. */
   fields: (item: T) => ViewFields<S>;
 }
@@ -91,6 +93,7 @@ export interface AnyHydraView {
   type: string;
   path: string;
   id(item: unknown): string;
+  iri?(item: unknown): string;
   fields(item: unknown): Record<string, unknown>;
 }
 

@@ -16,9 +16,9 @@ export function iriRoot(path: string): string {
   return /^\/[^/]+/.exec(path)?.[0] ?? '';
 }
 
-/** `@id` of an item: its collection path and its id. */
+/** `@id` of an item: its collection path and its id, unless the view names it otherwise. */
 export function itemIri(view: AnyHydraView, item: unknown): string {
-  return `${view.path}/${encodeURIComponent(view.id(item))}`;
+  return view.iri ? view.iri(item) : `${view.path}/${encodeURIComponent(view.id(item))}`;
 }
 
 function node(view: AnyHydraView, item: unknown) {

@@ -26,6 +26,10 @@ import * as m0055 from './0055_idempotency_keys.ts';
 import * as m0056 from './0056_revoked_grants.ts';
 import * as m0057 from './0057_activity_duplicates.ts';
 import * as m0058 from './0058_account_deletion.ts';
+import * as m0059 from './0059_webhooks.ts';
+import * as m0060 from './0060_activity_tombstones.ts';
+import * as m0061 from './0061_user_sumups.ts';
+import * as m0062 from './0062_activity_moving_time.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -59,4 +63,8 @@ export const migrations: Record<string, Migration> = {
   '0056_revoked_grants': m0056,
   '0057_activity_duplicates': m0057,
   '0058_account_deletion': m0058,
+  '0059_webhooks': m0059,
+  '0060_activity_tombstones': m0060,
+  '0061_user_sumups': m0061,
+  '0062_activity_moving_time': m0062,
 };

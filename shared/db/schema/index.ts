@@ -10,7 +10,10 @@ import type { RecommendationTables } from './recommendations.ts';
 import type { RecordsTables } from './records.ts';
 import type { ReferentialTables } from './referentials.ts';
 import type { ShareTables } from './shares.ts';
+import type { SumupTables } from './sumups.ts';
+import type { TombstoneTables } from './tombstones.ts';
 import type { TrackingTables } from './tracking.ts';
+import type { WebhookTables } from './webhooks.ts';
 
 /** The whole database as Kysely sees it: one interface per area, merged here. */
 export interface Database
@@ -41,3 +44,12 @@ export interface Database extends IdempotencyTables {}
 
 /** Accounts being deleted and the files their deletion still removes (migration 0058). */
 export interface Database extends AccountDeletionTables {}
+
+/** Webhooks: the hooks, their events, deliveries and attempts (migration 0059). */
+export interface Database extends WebhookTables {}
+
+/** Deleted activities, for the sync clients (migration 0060). */
+export interface Database extends TombstoneTables {}
+
+/** Statistics by period and what each activity added to them (migration 0061). */
+export interface Database extends SumupTables {}

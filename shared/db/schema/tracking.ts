@@ -16,6 +16,8 @@ export interface TrackingUsersTable extends Stamps {
   image_url: string | null;
   birth_date: ColumnType<string | null, string | null, string | null>;
   schedule_delete: Date | null;
+  /** IANA time zone the statistics' periods are cut in; null: UTC (migration 0061). */
+  timezone: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ConnectorsTable extends Stamps {
@@ -88,6 +90,11 @@ export interface ActivitiesTable extends Stamps {
   file_sha256: Buffer | null;
   /** Created with `duplicates=keep`: never collides with another activity (migration 0057). */
   kept_duplicate: Generated<boolean>;
+  /** Moving time (s), pauses and averages over it, computed at every write (migration 0062); null for rows written around the API. */
+  moving_time: ColumnType<number | null, number | null | undefined, number | null>;
+  pauses: ColumnType<{ start: number; duration: number }[] | null, string | null | undefined, string | null>;
+  moving_speed_avg: ColumnType<number | null, number | null | undefined, number | null>;
+  moving_pace: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ActivityTracksTable {
@@ -110,6 +117,16 @@ export interface ActivityStreamChannelsTable {
    * Aligned on activity_datastreams.elapsed: float64 little-endian, NaN where that sample has no
    * value of the datatype (migration 0047; `activity_channel_values(values)` gives a float8[] in SQL).
    */
+  values: Buffer;
+}
+
+/** A long activity's channels at the positions of its preview (migration 0062); datatype 0 holds the elapsed seconds. */
+export interface ActivityStreamPreviewsTable {
+  activity_id: string;
+  datatype_id: number;
+  /** Samples of the activity's datastream. */
+  samples: number;
+  /** float64 little-endian, as activity_stream_channels.values. */
   values: Buffer;
 }
 
@@ -152,6 +169,7 @@ export interface TrackingTables {
   activity_tracks: ActivityTracksTable;
   activity_datastreams: ActivityDatastreamsTable;
   activity_stream_channels: ActivityStreamChannelsTable;
+  activity_stream_previews: ActivityStreamPreviewsTable;
   user_measures: UserMeasuresTable;
   user_records: UserRecordsTable;
   tracking_uploads: TrackingUploadsTable;

@@ -30,5 +30,10 @@ export function activityFields(a: ActivityRow) {
     availableDatatypes: a.available_datatypes,
     createdAt: formatDateTime(a.created_at),
     updatedAt: formatDateTime(a.updated_at),
+    // Extensions (moving-time.ts): after the spec's fields.
+    movingTime: a.moving_time,
+    pauses: a.pauses,
+    movingSpeedAvg: a.moving_speed_avg,
+    movingPace: a.moving_pace,
   };
 }

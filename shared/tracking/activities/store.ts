@@ -8,6 +8,8 @@ import { job } from '../../queue/jobs.ts';
 import { enqueueInTransaction, outboxRows } from '../../queue/outbox.ts';
 import { type ReportedDevice, resolveReportedDevice } from '../devices/reported.ts';
 import { iri } from '../iri.ts';
+import { previewRows } from '../streams/preview-store.ts';
+import { emitActivityEvent } from '../webhooks/events.ts';
 import {
   channelBytes,
   channelFromBytes,
@@ -26,8 +28,11 @@ import {
   findDuplicate,
   noDuplicateOf,
 } from './duplicates.ts';
+import { movingColumns, movingFieldsForSport, movingRuleFor } from './moving-store.ts';
+import { type MovingFields, movingFields } from './moving-time.ts';
 import { referenceProblems, sportExists } from './references.ts';
 import { trackThumbnailJob } from './thumbnail-job.ts';
+import { buryActivity } from './tombstones.ts';
 
 /**
  * Activities and their streams in PostgreSQL (docs/tracking-activities.md): one `activities` row
@@ -140,6 +145,7 @@ async function insertActivity(
   callerId: string,
   input: ActivityInput,
   probe: DuplicateProbe,
+  moving: MovingFields,
 ): Promise<ActivityRow | undefined> {
   const { content } = input;
   // The id is known before the insert, so the jobs (which name it) are written by the same statement.
@@ -155,6 +161,8 @@ async function insertActivity(
   const channels = [...datastream.channels].map(
     ([datatypeId, values]) => sql`(${datatypeId}::int, ${channelBytes(values)}::bytea)`,
   );
+  // A long activity's preview, for low-resolution reads (shared/tracking/streams/preview.ts).
+  const preview = previewRows(datastream);
   const device = input.userDeviceId;
   const keep = input.duplicates === 'keep';
   const sha256 = probe.fileSha256 === null ? null : Buffer.from(probe.fileSha256);
@@ -162,14 +170,16 @@ async function insertActivity(
     with a as (
       insert into activities (id, user_id, sport_id, user_device_id, connector_id, name, startdate, duration,
         comment, user_session, images, tags, manual, location, data_summaries, available_datatypes,
-        track_flag, datastream_flag, latitude, longitude, elevation, version, file_sha256, kept_duplicate)
+        track_flag, datastream_flag, latitude, longitude, elevation, version, file_sha256, kept_duplicate,
+        moving_time, pauses, moving_speed_avg, moving_pace)
       select ${id}, ${callerId}, ${content.sportId}::int, ${device}::text, ${input.connectorId}::int,
         ${content.name}::text, ${content.startdate}::timestamptz, ${content.duration}::int, ${input.comment}::text,
         ${input.userSession}::text, ${input.images}::text[], ${input.tags}::text[], ${derived.manual},
         ${JSON.stringify(input.location)}::jsonb, ${JSON.stringify(Object.fromEntries(content.summaries))}::jsonb,
         ${derived.available_datatypes}::int[], ${derived.track_flag}, ${derived.datastream_flag},
         ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8, ${FIRST_VERSION}::int,
-        ${sha256}::bytea, ${keep}
+        ${sha256}::bytea, ${keep}, ${moving.moving_time}::int, ${JSON.stringify(moving.pauses)}::jsonb,
+        ${moving.moving_speed_avg}::float8, ${moving.moving_pace}::float8
       where (${device}::text is null
           or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId}))
         and ${keep ? sql`true` : noDuplicateOf(callerId, probe)}
@@ -194,6 +204,13 @@ async function insertActivity(
         ? sql`, c as (
       insert into activity_stream_channels (activity_id, datatype_id, "values")
       select a.id, v.datatype_id, v.bytes from a, (values ${sql.join(channels)}) as v (datatype_id, bytes)
+    )`
+        : sql``
+    }${
+      preview.length > 0
+        ? sql`, p as (
+      insert into activity_stream_previews (activity_id, datatype_id, samples, "values")
+      select a.id, v.datatype_id, v.samples, v.bytes from a, (values ${sql.join(preview)}) as v (datatype_id, samples, bytes)
     )`
         : sql``
     }, o as (
@@ -243,9 +260,16 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
     duration: input.content.duration,
     fileSha256: input.fileSha256 ?? null,
   };
+  // Moving time and pauses (moving-time.ts), stored beside the derived fields.
+  const moving = movingFields(input.content, await movingRuleFor(db, input.content.sportId));
   // A conflicting activity deleted between the insert and the look for it: the insert runs again.
   for (let round = 0; round < 3; round++) {
-    const row = await insertActivity(db, callerId, stored, probe);
+    // With its webhook event (shared/tracking/webhooks/events.ts), in one transaction.
+    const row = await db.transaction().execute(async (trx) => {
+      const inserted = await insertActivity(trx, callerId, stored, probe, moving);
+      if (inserted) await emitActivityEvent(trx, 'activity_create', inserted);
+      return inserted;
+    });
     if (row) return row;
     const refused = await refusal(db, callerId, userDeviceId, probe);
     if (refused) throw refused;
@@ -372,9 +396,17 @@ export async function updateActivity(
     };
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     if ((Object.keys(next) as (keyof typeof next)[]).every((k) => same(next[k], current[k]))) return current;
+    // Another sport may follow another moving rule: recomputed from the stored streams then.
+    const moving =
+      next.sport_id !== current.sport_id ? await movingFieldsForSport(trx, current, next.sport_id) : undefined;
     const row = await trx
       .updateTable('activities')
-      .set({ ...next, version: sql<number>`version + 1`, updated_at: sql<Date>`now()` })
+      .set({
+        ...next,
+        ...(moving ? movingColumns(moving) : {}),
+        version: sql<number>`version + 1`,
+        updated_at: sql<Date>`now()`,
+      })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -385,11 +417,15 @@ export async function updateActivity(
       activityChanged(row, 'updated', row.version, previousSportId),
       ...(redraw ? [trackThumbnailJob(row)] : []),
     ]);
+    await emitActivityEvent(trx, 'activity_update', row);
     return row;
   });
 }
 
-/** Deletes the caller's activity (its streams and records go with it) and tells the records job. */
+/**
+ * Deletes the caller's activity (its streams and records go with it), leaves its tombstone for
+ * the sync clients (tombstones.ts) and tells the records job, in one transaction.
+ */
 export async function deleteActivity(db: Db, callerId: string, id: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const row = await trx
@@ -399,6 +435,8 @@ export async function deleteActivity(db: Db, callerId: string, id: string): Prom
       .returningAll()
       .executeTakeFirst();
     if (!row) throw notFound(id);
+    await buryActivity(trx, row);
     await enqueueInTransaction(trx, activityChanged(row, 'deleted', row.version + 1));
+    await emitActivityEvent(trx, 'activity_delete', row);
   });
 }

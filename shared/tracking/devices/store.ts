@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { type Found, type PageRequest, pageOf } from '../../db/paging.ts';
+import { type DateBounds, type Found, type PageRequest, pageOf, whereDateBounds } from '../../db/paging.ts';
 import type { UserDevicesTable } from '../../db/schema/tracking.ts';
 import { type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { iri } from '../iri.ts';
@@ -124,27 +124,47 @@ export async function userDeviceOf(db: Db, owner: DeviceOwner, id: string): Prom
   return device;
 }
 
+export const DEVICE_ORDERS = ['updatedAt'] as const;
+export type DeviceOrder = { prop: (typeof DEVICE_ORDERS)[number]; direction: 'asc' | 'desc' };
+
 /** List filters; each keeps the devices matching any of its values. */
 export interface DeviceFilter {
   userIds?: string[] | undefined;
   serials?: string[] | undefined;
   modelIds?: number[] | undefined;
   firmwareIds?: number[] | undefined;
+  /** The change feed (docs/tracking-sync.md). */
+  updatedAt?: DateBounds;
+  /** Oldest first when empty; ties by id in the first order's direction (one index scan). */
+  order?: DeviceOrder[];
 }
 
-/** The caller's devices, oldest first: a `user` filter naming only other users finds none. */
-export async function userDevicePage(
+/**
+ * The caller's devices matching `filter`, oldest first unless ordered, without paging: a `user`
+ * filter naming only other users finds none. Indexes (user_id, created_at, id) and, for the
+ * change feed, (user_id, updated_at, id).
+ */
+export function userDevicesQuery(db: Db, owner: DeviceOwner, filter: DeviceFilter) {
+  let q = db.selectFrom('user_devices').selectAll().where('user_id', '=', owner.id);
+  if (filter.userIds && !filter.userIds.includes(owner.id)) q = q.where(sql<boolean>`false`);
+  if (filter.serials) q = q.where('serial', '=', sql<string>`any(${filter.serials}::text[])`);
+  if (filter.modelIds) q = q.where('model_id', '=', sql<number>`any(${filter.modelIds}::int[])`);
+  if (filter.firmwareIds) q = q.where('firmware_id', '=', sql<number>`any(${filter.firmwareIds}::int[])`);
+  q = whereDateBounds(q, 'updated_at', filter.updatedAt);
+  const first = filter.order?.[0];
+  return first
+    ? q.orderBy('updated_at', first.direction).orderBy('id', first.direction)
+    : q.orderBy('created_at').orderBy('id');
+}
+
+/** One page of the caller's devices and how many match in all. */
+export function userDevicePage(
   db: Db,
   owner: DeviceOwner,
   filter: DeviceFilter,
   p: PageRequest,
 ): Promise<Found<UserDeviceRow>> {
-  if (filter.userIds && !filter.userIds.includes(owner.id)) return { items: [], total: 0 };
-  let q = db.selectFrom('user_devices').where('user_id', '=', owner.id);
-  if (filter.serials) q = q.where('serial', '=', sql<string>`any(${filter.serials}::text[])`);
-  if (filter.modelIds) q = q.where('model_id', '=', sql<number>`any(${filter.modelIds}::int[])`);
-  if (filter.firmwareIds) q = q.where('firmware_id', '=', sql<number>`any(${filter.firmwareIds}::int[])`);
-  return pageOf(q.selectAll().orderBy('created_at').orderBy('id'), p);
+  return pageOf(userDevicesQuery(db, owner, filter), p);
 }
 
 /**
@@ -189,12 +209,27 @@ export async function updateUserDevice(
   }
 }
 
-/** Deletes a device of the caller; its activities stay, without a device (`userDevice` null). */
+/**
+ * Deletes a device of the caller; its activities stay, without a device (`userDevice` null). They
+ * are changed here rather than by the foreign key's `set null`, so that their `updatedAt` moves
+ * and sync clients see the change (docs/tracking-sync.md).
+ */
 export async function deleteUserDevice(db: Db, owner: DeviceOwner, id: string): Promise<void> {
-  const deleted = await db
-    .deleteFrom('user_devices')
-    .where('id', '=', id)
-    .where('user_id', '=', owner.id)
-    .executeTakeFirst();
-  if (deleted.numDeletedRows === 0n) throw notFoundError(`No user device ${id}`);
+  await db.transaction().execute(async (trx) => {
+    // Locked first: an activity naming the device cannot be stored meanwhile (its key check waits).
+    const device = await trx
+      .selectFrom('user_devices')
+      .select('id')
+      .where('id', '=', id)
+      .where('user_id', '=', owner.id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!device) throw notFoundError(`No user device ${id}`);
+    await trx
+      .updateTable('activities')
+      .set({ user_device_id: null, updated_at: sql<Date>`now()` })
+      .where('user_device_id', '=', id)
+      .execute();
+    await trx.deleteFrom('user_devices').where('id', '=', id).execute();
+  });
 }

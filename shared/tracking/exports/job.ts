@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
 import type { MarkDone } from '../../queue/outbox.ts';
 import { readActivityContent } from '../activities/store.ts';
+import { emitExportReady } from '../webhooks/export-event.ts';
 import { type ArchiveOptions, type ExportedActivity, writeActivitiesArchive } from './archive.ts';
 import { writePersonalDataArchive } from './personal-data.ts';
 import { exportStoragePath } from './store.ts';
@@ -142,7 +143,10 @@ export async function buildExport(db: Db, exportId: string, options: ExportJobOp
       .where('status', '=', 'running')
       .returning('id')
       .executeTakeFirst();
-    if (marked) await options.markDone?.(trx);
+    if (marked) {
+      await emitExportReady(trx, exportId, options.publicUrl ?? '');
+      await options.markDone?.(trx);
+    }
     return marked;
   });
   if (!done) {

@@ -148,29 +148,33 @@ export async function deleteMeasure(db: Db, callerId: string, id: string): Promi
   if (deleted.numDeletedRows === 0n) throw notFoundError(`No user measure ${id}`);
 }
 
-export const MEASURE_ORDERS = ['date', 'id', 'createdAt'] as const;
+export const MEASURE_ORDERS = ['date', 'id', 'createdAt', 'updatedAt'] as const;
 export type MeasureOrder = { prop: (typeof MEASURE_ORDERS)[number]; direction: 'asc' | 'desc' };
 
-const ORDER_COLUMNS = { date: 'date', id: 'id', createdAt: 'created_at' } as const;
+const ORDER_COLUMNS = { date: 'date', id: 'id', createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
 export interface MeasureFilter {
   /** `user` / `user[]`: only the caller's measures are ever listed, so naming only others lists nothing. */
   users?: string[];
   datatypes?: number[];
   date?: DateBounds;
+  /** The change feed (docs/tracking-sync.md). */
+  updatedAt?: DateBounds;
   /** In priority order; by date ascending when empty. Ties are always broken by id. */
   order?: MeasureOrder[];
 }
 
 /**
  * The caller's measures matching `filter`, ordered, without paging. Filters and default order
- * follow the indexes (user_id, datatype_id, date) and (user_id, date).
+ * follow the indexes (user_id, datatype_id, date) and (user_id, date); the change feed
+ * (user_id, updated_at, id).
  */
 export function measuresQuery(db: Db, callerId: string, filter: MeasureFilter) {
   let q = db.selectFrom('user_measures').selectAll().where('user_id', '=', callerId);
   if (filter.users && !filter.users.includes(callerId)) q = q.where(sql<boolean>`false`);
   if (filter.datatypes) q = q.where('datatype_id', 'in', filter.datatypes);
   q = whereDateBounds(q, 'date', filter.date);
+  q = whereDateBounds(q, 'updated_at', filter.updatedAt);
   const order: MeasureOrder[] = filter.order?.length ? filter.order : [{ prop: 'date', direction: 'asc' }];
   for (const o of order) q = q.orderBy(ORDER_COLUMNS[o.prop], o.direction);
   if (!order.some((o) => o.prop === 'id')) q = q.orderBy('id', 'asc');

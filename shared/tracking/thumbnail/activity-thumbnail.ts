@@ -6,6 +6,7 @@ import { type MarkDone, NO_MARK } from '../../queue/outbox.ts';
 import type { Track } from '../activities/data.ts';
 import { readActivityContent } from '../activities/store.ts';
 import { TRACKING_STORAGE_ROOT, trackingMediaStoragePath, trackingMediaUrl } from '../activities/uploads.ts';
+import { emitActivityEvent } from '../webhooks/events.ts';
 import { sportFamily } from './placeholder.ts';
 import { type RenderedThumbnail, renderPlaceholder, renderTrackThumbnail, type ThumbnailFormat } from './render.ts';
 
@@ -82,16 +83,19 @@ export async function drawActivityThumbnail(
     }
     await writeStorageFile(config.STORAGE_DIR, path, image.data);
     const url = trackingMediaUrl(config.PUBLIC_URL, path);
-    // Not a user's write: neither the version nor updated_at move.
+    // Not a user's write, so the version stays; updated_at moves, so sync clients see the picture.
     const updated = await db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('activities')
-        .set({ thumbnail: url })
+        .set({ thumbnail: url, updated_at: sql<Date>`now()` })
         .where('id', '=', row.id)
         .where('version', '=', row.version)
         .where(sql<boolean>`thumbnail is not distinct from ${row.thumbnail}`)
         .executeTakeFirst();
-      if (result.numUpdatedRows > 0n) await markDone(trx);
+      if (result.numUpdatedRows > 0n) {
+        await emitActivityEvent(trx, 'thumbnail_ready', { ...row, thumbnail: url });
+        await markDone(trx);
+      }
       return result.numUpdatedRows > 0n;
     });
     if (!updated) continue;

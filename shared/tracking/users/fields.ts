@@ -1,7 +1,7 @@
 import { formatDateTime } from '../dates.ts';
 import type { TrackingUser } from './store.ts';
 
-/** The fields of a User node (without `@context`, `@id`, `@type`), in the spec's order. */
+/** The fields of a User node (without `@context`, `@id`, `@type`), in the spec's order, then our extensions. */
 export function userFields(u: TrackingUser) {
   return {
     id: u.id,
@@ -15,5 +15,6 @@ export function userFields(u: TrackingUser) {
     createdAt: formatDateTime(u.created_at),
     updatedAt: formatDateTime(u.updated_at),
     scheduleDelete: u.schedule_delete && formatDateTime(u.schedule_delete),
+    timezone: u.timezone,
   };
 }

@@ -5,7 +5,10 @@ import type { Db } from '../../db/database.ts';
 import type { TrackingUsersTable } from '../../db/schema/tracking.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { isCountryCode } from '../../places/places.ts';
+import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { compactTime, sumupsRebuildJob } from '../sumups/rebuild-requests.ts';
 import { scheduleDeleteProblem } from './schedule-delete.ts';
+import { canonicalTimezone, timezoneProblem } from './timezone.ts';
 
 export type TrackingUser = Selectable<TrackingUsersTable>;
 
@@ -35,6 +38,7 @@ const COLUMNS = [
   'image_url',
   sql<string | null>`to_char(birth_date, 'YYYY-MM-DD')`.as('birth_date'),
   'schedule_delete',
+  'timezone',
   'created_at',
   'updated_at',
 ] as const;
@@ -166,6 +170,8 @@ export interface UserChanges {
   /** `YYYY-MM-DD`. */
   birthDate?: string | null | undefined;
   scheduleDelete?: Date | null | undefined;
+  /** An IANA time zone name, any spelling the platform knows (stored canonical); null: UTC. */
+  timezone?: string | null | undefined;
 }
 
 /** What the rules of a change compare against. */
@@ -201,6 +207,10 @@ export function userChangeErrors(
     const problem = scheduleDeleteProblem(schedule, now, context.deleteGraceSeconds);
     if (problem) err('scheduleDelete', problem);
   }
+  if (changes.timezone != null) {
+    const problem = timezoneProblem(changes.timezone);
+    if (problem) err('timezone', problem);
+  }
   return errors;
 }
 
@@ -208,7 +218,8 @@ export function userChangeErrors(
  * Applies a PUT of the user: fields not sent stay as they are (API Platform's PUT), `null`
  * clears a field. Answers the user as stored. Once the account's deletion has started (its
  * tokens are refused from then on, but a request may have passed just before), nothing changes
- * any more: 409.
+ * any more: 409. A change of `timezone` asks for a rebuild of the user's statistics by period
+ * (docs/tracking-statistics.md), in the same transaction.
  */
 export async function updateTrackingUser(
   db: Db,
@@ -228,11 +239,13 @@ export async function updateTrackingUser(
   if (changes.imageUrl !== undefined) set.image_url = changes.imageUrl;
   if (changes.birthDate !== undefined) set.birth_date = changes.birthDate;
   if (changes.scheduleDelete !== undefined) set.schedule_delete = changes.scheduleDelete;
+  if (changes.timezone !== undefined)
+    set.timezone = changes.timezone === null ? null : (canonicalTimezone(changes.timezone) ?? null);
   await db.transaction().execute(async (trx) => {
     // The purge locks the user when it starts the deletion: a change waits for it, then sees it.
     const row = await trx
       .selectFrom('tracking_users')
-      .select('account_id')
+      .select(['account_id', 'timezone'])
       .where('id', '=', user.id)
       .forUpdate()
       .executeTakeFirst();
@@ -245,11 +258,15 @@ export async function updateTrackingUser(
         .executeTakeFirst());
     if (!row || deleting)
       throw conflictError('The deletion of this account has started: it can no longer be changed or cancelled');
-    await trx
+    const updated = await trx
       .updateTable('tracking_users')
       .set({ ...set, updated_at: sql<Date>`now()` })
       .where('id', '=', user.id)
-      .execute();
+      .returning('updated_at')
+      .executeTakeFirstOrThrow();
+    // Its periods are cut in the zone: they are cut again, by the records workers.
+    if (set.timezone !== undefined && set.timezone !== row.timezone)
+      await enqueueInTransaction(trx, sumupsRebuildJob(user.id, compactTime(updated.updated_at)));
   });
   const updated = await findTrackingUser(db, user.id);
   if (!updated) throw notFoundError(`No user ${user.id}`);
