@@ -17,6 +17,7 @@ const processors = {
     'recompute-activity': async () => {
       throw new UnrecoverableError('broken on purpose');
     },
+    'sumups-rebuild': async () => null,
   },
 } as unknown as Partial<Processors>;
 const workers = await startWorkers(
