@@ -1,9 +1,12 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import test from 'ava';
 import { sql } from 'kysely';
 import sharp from 'sharp';
 import { createLogger } from '../shared/observability/logger.ts';
 import { NO_MARK } from '../shared/queue/outbox.ts';
 import type { Track } from '../shared/tracking/activities/data.ts';
+import { drawActivityThumbnail } from '../shared/tracking/thumbnail/activity-thumbnail.ts';
 import { SPORT_FAMILIES, sportFamily } from '../shared/tracking/thumbnail/placeholder.ts';
 import { projectTrack, unwrapLongitudes } from '../shared/tracking/thumbnail/projection.ts';
 import {
@@ -380,4 +383,23 @@ test.serial('a thumbnail the user set is kept; clearing it or changing the sport
     status: 'skipped',
     reason: 'activity deleted',
   });
+});
+
+test.serial('a drawing whose activity is deleted while it is drawn is removed, not left behind', async (t) => {
+  const u = await api.user();
+  const id = await activityOf(u);
+  const folder = path.join(api.config.STORAGE_DIR, 'tracking', 'thumbnails', id);
+  const stored = () => readdir(folder).catch(() => [] as string[]);
+  let drawing: ReturnType<typeof drawActivityThumbnail> | undefined;
+  // The row is held while the drawing is made, and deleted once its file is written: the
+  // transaction that would record it then finds no activity.
+  await db.transaction().execute(async (trx) => {
+    await trx.selectFrom('activities').select('id').where('id', '=', id).forUpdate().execute();
+    drawing = drawActivityThumbnail(db, api.config, id);
+    for (let i = 0; i < 400 && (await stored()).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    t.is((await stored()).length, 1, 'the drawing was written');
+    await trx.deleteFrom('activities').where('id', '=', id).execute();
+  });
+  t.deepEqual(await drawing, { status: 'skipped', reason: 'activity deleted' });
+  t.deepEqual(await stored(), [], 'no drawing of the deleted activity is stored');
 });

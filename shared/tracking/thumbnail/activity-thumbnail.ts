@@ -57,13 +57,24 @@ export async function drawActivityThumbnail(
   activityId: string,
   markDone: MarkDone = NO_MARK,
 ): Promise<TrackThumbnailOutcome> {
+  // A drawing written but not recorded (the activity changed meanwhile): nobody else would remove it.
+  let unrecorded: string | undefined;
+  const forget = async (keep?: string) => {
+    if (unrecorded && unrecorded !== keep) await removeStorageFile(config.STORAGE_DIR, unrecorded);
+    unrecorded = undefined;
+  };
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const found = await readActivityContent(db, activityId);
-    if (!found) return { status: 'skipped', reason: 'activity deleted' };
+    if (!found) {
+      await forget();
+      return { status: 'skipped', reason: 'activity deleted' };
+    }
     const { row, content } = found;
     const generated = row.thumbnail === null ? undefined : GENERATED.exec(row.thumbnail)?.[1];
-    if (row.thumbnail !== null && generated === undefined)
+    if (row.thumbnail !== null && generated === undefined) {
+      await forget();
       return { status: 'skipped', reason: 'thumbnail set by the user' };
+    }
 
     let image: RenderedThumbnail;
     let path: string;
@@ -98,12 +109,17 @@ export async function drawActivityThumbnail(
       }
       return result.numUpdatedRows > 0n;
     });
-    if (!updated) continue;
+    if (!updated) {
+      if (!placeholder) unrecorded = path;
+      continue;
+    }
+    await forget(path);
     const previous = generated && trackingMediaStoragePath(generated);
     if (previous && previous !== path && previous.startsWith(`${THUMBNAILS_DIR}/${row.id}/`))
       await removeStorageFile(config.STORAGE_DIR, previous);
     return { status: 'done', url, path, bytes: image.data.length, placeholder };
   }
   // Changed under us every time: BullMQ retries later (the job is idempotent).
+  await forget();
   throw new Error(`activity ${activityId} kept changing while its thumbnail was drawn`);
 }
