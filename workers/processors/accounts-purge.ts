@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { purgeAccounts } from '../../shared/accounts/account-purge.ts';
-import { defaultJobOptions } from '../../shared/queue/queues.ts';
 import type { JobDeps, TypedJob } from '../processor.ts';
+import { upsertSchedule } from './schedule.ts';
 
 /** The id of the BullMQ job scheduler that deletes the accounts whose `scheduleDelete` has come. */
 export const ACCOUNTS_PURGE_SCHEDULER_ID = 'accounts-purge-every';
@@ -34,18 +34,5 @@ export async function purgeDueAccounts(
 
 /** Creates or updates the purge's job scheduler (idempotent); the first run is at once. */
 export async function scheduleAccountsPurge(queue: Queue): Promise<void> {
-  await queue.upsertJobScheduler(
-    ACCOUNTS_PURGE_SCHEDULER_ID,
-    { every: ACCOUNTS_PURGE_INTERVAL_S * 1000 },
-    {
-      name: 'accounts-purge',
-      data: { requestedBy: 'schedule' },
-      opts: {
-        attempts: defaultJobOptions.attempts,
-        backoff: defaultJobOptions.backoff,
-        removeOnComplete: { count: 100 },
-        removeOnFail: { count: 100 },
-      },
-    },
-  );
+  await upsertSchedule(queue, ACCOUNTS_PURGE_SCHEDULER_ID, 'accounts-purge', ACCOUNTS_PURGE_INTERVAL_S);
 }

@@ -1,10 +1,10 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../../shared/config.ts';
-import { defaultJobOptions } from '../../shared/queue/queues.ts';
 import { activityFields } from '../../shared/tracking/activities/fields.ts';
 import { type CleanupResult, cleanupExports } from '../../shared/tracking/exports/cleanup.ts';
 import { buildExport, type ExportJobOutcome, markExportFailed } from '../../shared/tracking/exports/job.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
+import { upsertSchedule } from './schedule.ts';
 
 /** The id of the BullMQ job scheduler that runs the cleanup of expired exports. */
 export const EXPORTS_CLEANUP_SCHEDULER_ID = 'exports-cleanup-every';
@@ -55,20 +55,7 @@ export async function cleanupExpiredExports(
  * the queue may do it at start). The first run is at once, then one per interval.
  */
 export async function scheduleExportsCleanup(queue: Queue, config: Config): Promise<void> {
-  await queue.upsertJobScheduler(
-    EXPORTS_CLEANUP_SCHEDULER_ID,
-    { every: cleanupIntervalSeconds(config) * 1000 },
-    {
-      name: 'cleanup-expired',
-      data: { requestedBy: 'schedule' },
-      opts: {
-        attempts: defaultJobOptions.attempts,
-        backoff: defaultJobOptions.backoff,
-        removeOnComplete: { count: 100 },
-        removeOnFail: { count: 100 },
-      },
-    },
-  );
+  await upsertSchedule(queue, EXPORTS_CLEANUP_SCHEDULER_ID, 'cleanup-expired', cleanupIntervalSeconds(config));
 }
 
 /** Queue `exports`. */

@@ -1,10 +1,10 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../../shared/config.ts';
 import { expireKeys } from '../../shared/idempotency/store.ts';
-import { defaultJobOptions } from '../../shared/queue/queues.ts';
 import { expireTombstones } from '../../shared/tracking/activities/tombstones.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
 import { purgeDueAccounts, scheduleAccountsPurge } from './accounts-purge.ts';
+import { upsertSchedule } from './schedule.ts';
 
 /** The id of the BullMQ job scheduler that deletes the expired idempotency keys. */
 export const IDEMPOTENCY_EXPIRE_SCHEDULER_ID = 'idempotency-expire-every';
@@ -47,34 +47,13 @@ export async function expireActivityTombstones(
  * worker process running the queue may do it at start). The first run is at once, then one per interval.
  */
 export async function scheduleMaintenance(queue: Queue, config: Config): Promise<void> {
-  await queue.upsertJobScheduler(
+  await upsertSchedule(
+    queue,
     IDEMPOTENCY_EXPIRE_SCHEDULER_ID,
-    { every: idempotencyExpireIntervalSeconds(config) * 1000 },
-    {
-      name: 'idempotency-expire',
-      data: { requestedBy: 'schedule' },
-      opts: {
-        attempts: defaultJobOptions.attempts,
-        backoff: defaultJobOptions.backoff,
-        removeOnComplete: { count: 100 },
-        removeOnFail: { count: 100 },
-      },
-    },
+    'idempotency-expire',
+    idempotencyExpireIntervalSeconds(config),
   );
-  await queue.upsertJobScheduler(
-    TOMBSTONES_EXPIRE_SCHEDULER_ID,
-    { every: TOMBSTONES_EXPIRE_INTERVAL_S * 1000 },
-    {
-      name: 'tombstones-expire',
-      data: { requestedBy: 'schedule' },
-      opts: {
-        attempts: defaultJobOptions.attempts,
-        backoff: defaultJobOptions.backoff,
-        removeOnComplete: { count: 100 },
-        removeOnFail: { count: 100 },
-      },
-    },
-  );
+  await upsertSchedule(queue, TOMBSTONES_EXPIRE_SCHEDULER_ID, 'tombstones-expire', TOMBSTONES_EXPIRE_INTERVAL_S);
   await scheduleAccountsPurge(queue);
 }
 

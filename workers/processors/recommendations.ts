@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import { type ComputeResult, computeRecommendations } from '../../shared/catalogue/recommendations-compute.ts';
 import type { Config } from '../../shared/config.ts';
-import { defaultJobOptions } from '../../shared/queue/queues.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
+import { upsertSchedule } from './schedule.ts';
 
 /** The id of the BullMQ job scheduler that recomputes the recommendations every RECOMMENDATIONS_INTERVAL_S. */
 export const RECOMMENDATIONS_SCHEDULER_ID = 'recommendations-every';
@@ -32,20 +32,7 @@ export async function scheduleRecommendations(queue: Queue, config: Config): Pro
     await queue.removeJobScheduler(RECOMMENDATIONS_SCHEDULER_ID);
     return;
   }
-  await queue.upsertJobScheduler(
-    RECOMMENDATIONS_SCHEDULER_ID,
-    { every: config.RECOMMENDATIONS_INTERVAL_S * 1000 },
-    {
-      name: 'compute-all',
-      data: { requestedBy: 'schedule' },
-      opts: {
-        attempts: defaultJobOptions.attempts,
-        backoff: defaultJobOptions.backoff,
-        removeOnComplete: { count: 100 },
-        removeOnFail: { count: 100 },
-      },
-    },
-  );
+  await upsertSchedule(queue, RECOMMENDATIONS_SCHEDULER_ID, 'compute-all', config.RECOMMENDATIONS_INTERVAL_S);
 }
 
 /** Queue `recommendations`. */

@@ -1,9 +1,9 @@
 import { DelayedError, type Queue } from 'bullmq';
-import { defaultJobOptions } from '../../shared/queue/queues.ts';
 import { purgeWebhookEvents } from '../../shared/tracking/webhooks/cleanup.ts';
 import { type DeliveryOutcome, deliverWebhook } from '../../shared/tracking/webhooks/deliver.ts';
 import { type FanOutOutcome, fanOutEvent } from '../../shared/tracking/webhooks/fan-out.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
+import { upsertSchedule } from './schedule.ts';
 
 /** The id of the BullMQ job scheduler that deletes the webhook events whose deliveries ended. */
 export const WEBHOOKS_CLEANUP_SCHEDULER_ID = 'webhooks-cleanup-every';
@@ -53,20 +53,7 @@ export async function cleanupWebhookEvents(
 
 /** The hourly clean-up's job scheduler (idempotent: every worker process running the queue may set it). */
 export async function scheduleWebhooksCleanup(queue: Queue): Promise<void> {
-  await queue.upsertJobScheduler(
-    WEBHOOKS_CLEANUP_SCHEDULER_ID,
-    { every: 3600_000 },
-    {
-      name: 'cleanup-events',
-      data: { requestedBy: 'schedule' },
-      opts: {
-        attempts: defaultJobOptions.attempts,
-        backoff: defaultJobOptions.backoff,
-        removeOnComplete: { count: 100 },
-        removeOnFail: { count: 100 },
-      },
-    },
-  );
+  await upsertSchedule(queue, WEBHOOKS_CLEANUP_SCHEDULER_ID, 'cleanup-events', 3600);
 }
 
 /** Queue `webhooks` (docs/webhooks.md). */
