@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { formatDateTime } from '../../shared/tracking/dates.ts';
+import { deviceFields } from '../../shared/tracking/devices/device-fields.ts';
 import {
   createUserDevice,
   DEVICE_ORDERS,
@@ -48,17 +48,7 @@ const deviceView: HydraView<UserDeviceRow, typeof deviceSchema> = {
   type: 'UserDevice',
   path: '/v2/user_devices',
   id: (d) => d.id,
-  fields: (d) => ({
-    id: d.id,
-    serial: d.serial,
-    model: iri('device_models', d.model_id),
-    firmware: iri('firmwares', d.firmware_id),
-    user: iri('users', d.user_id),
-    ownership: d.ownership,
-    lastConnectedAt: d.last_connected_at && formatDateTime(d.last_connected_at),
-    createdAt: formatDateTime(d.created_at),
-    updatedAt: formatDateTime(d.updated_at),
-  }),
+  fields: deviceFields,
 };
 
 /** `/v2/firmware/{id}` (the v2.26 path, served as an alias) names the same firmware as `/v2/firmwares/{id}`. */

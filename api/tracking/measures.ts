@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri } from '../../shared/tracking/iri.ts';
+import { measureFields as measureNode } from '../../shared/tracking/measures/measure-fields.ts';
 import {
   createMeasure,
   deleteMeasure,
@@ -49,15 +49,7 @@ const measureView: HydraView<Measure, typeof measureSchema> = {
   type: 'UserMeasure',
   path: '/v2/user_measures',
   id: (m) => m.id,
-  fields: (m) => ({
-    id: m.id,
-    user: iri('users', m.user_id),
-    datatype: iri('datatypes', m.datatype_id),
-    value: m.value,
-    date: formatDateTime(m.date),
-    createdAt: formatDateTime(m.created_at),
-    updatedAt: formatDateTime(m.updated_at),
-  }),
+  fields: measureNode,
 };
 
 const value = z

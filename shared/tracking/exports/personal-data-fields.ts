@@ -3,54 +3,14 @@ import type { Account } from '../../accounts/accounts.ts';
 import type { Consent } from '../../accounts/consents.ts';
 import type { ShareActivitiesTable } from '../../db/schema/shares.ts';
 import { formatDateTime } from '../dates.ts';
-import type { UserDeviceRow } from '../devices/store.ts';
 import { iri, TRACKING_PREFIX } from '../iri.ts';
-import type { Measure } from '../measures/store.ts';
-import type { UserRecord } from '../records/records-read.ts';
 
 /**
- * The members of the personal data export's JSON files: each resource as the API answers it in
- * plain JSON (the views of api/tracking/*.ts; test/tracking-export-personal-data.test.ts checks
- * they agree), and the account's profile as the accounts service knows it.
+ * The members of the personal data export's JSON files that no API view has: a share as listed
+ * there with its activity's IRI, and the account's profile as the accounts service knows it.
+ * Measures, records and devices use their views' own (measure-fields.ts, record-fields.ts,
+ * device-fields.ts).
  */
-
-/** A UserMeasure (GET /v2/user_measures/{id}). */
-export const measureFields = (m: Measure) => ({
-  id: m.id,
-  user: iri('users', m.user_id),
-  datatype: iri('datatypes', m.datatype_id),
-  value: m.value,
-  date: formatDateTime(m.date),
-  createdAt: formatDateTime(m.created_at),
-  updatedAt: formatDateTime(m.updated_at),
-});
-
-/** A UserRecord (GET /v2/user_records/{id}). */
-export const recordFields = (r: UserRecord) => ({
-  id: r.id,
-  user: iri('users', r.user_id),
-  datatype: iri('datatypes', r.datatype_id),
-  activity: iri('activities', r.activity_id),
-  sport: iri('sports', r.sport_id),
-  type: r.type,
-  value: r.value,
-  createdAt: formatDateTime(r.created_at),
-  updatedAt: formatDateTime(r.updated_at),
-  date: formatDateTime(r.date),
-});
-
-/** A UserDevice (GET /v2/user_devices/{id}). */
-export const deviceFields = (d: UserDeviceRow) => ({
-  id: d.id,
-  serial: d.serial,
-  model: iri('device_models', d.model_id),
-  firmware: iri('firmwares', d.firmware_id),
-  user: iri('users', d.user_id),
-  ownership: d.ownership,
-  lastConnectedAt: d.last_connected_at && formatDateTime(d.last_connected_at),
-  createdAt: formatDateTime(d.created_at),
-  updatedAt: formatDateTime(d.updated_at),
-});
 
 /**
  * A ShareActivity: its members as GET /v2/share_activities lists them, with the activity named by

@@ -8,22 +8,18 @@ import { resolveStoragePath } from '../../media/storage.ts';
 import { jsonWithStreamsChunks } from '../activities/json.ts';
 import { TRACKING_STORAGE_ROOT } from '../activities/uploads.ts';
 import { formatDateTime } from '../dates.ts';
+import { deviceFields } from '../devices/device-fields.ts';
 import type { UserDeviceRow } from '../devices/store.ts';
 import { gpxChunks } from '../formats/gpx-export.ts';
+import { measureFields } from '../measures/measure-fields.ts';
 import type { Measure } from '../measures/store.ts';
+import { recordFields } from '../records/record-fields.ts';
 import type { UserRecord } from '../records/records-read.ts';
 import type { ShareRow } from '../shares/store.ts';
 import { userFields } from '../users/fields.ts';
 import { findTrackingUser } from '../users/store.ts';
 import { type ArchiveOptions, type ArchiveResult, activityEntryBase, type ExportedActivity, utf8 } from './archive.ts';
-import {
-  accountFields,
-  consentFields,
-  deviceFields,
-  measureFields,
-  recordFields,
-  shareFields,
-} from './personal-data-fields.ts';
+import { accountFields, consentFields, shareFields } from './personal-data-fields.ts';
 import { type ArchiveEntry, ZipArchive } from './zip-archive.ts';
 
 /**
