@@ -1,8 +1,8 @@
-import { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { BodyDigest } from '../../shared/idempotency/body-digest.ts';
 import type { BodyFingerprint } from '../../shared/idempotency/key.ts';
 import { badRequest } from './errors.ts';
+import { requestCopy } from './raw-body.ts';
 
 /** Whether the request has a body at all (RFC 9112: a length, or a chunked transfer). */
 const hasBody = (ctx: Context) => ctx.get('transfer-encoding') !== '' || (ctx.request.length ?? 0) > 0;
@@ -26,14 +26,7 @@ export function tapRequestBody(ctx: Context): BodyTap {
     const empty = digest.digest();
     return { digest: () => empty, abandon: () => {} };
   }
-  const copy = new IncomingMessage(original.socket);
-  copy.method = original.method;
-  copy.url = original.url;
-  copy.headers = original.headers;
-  copy.rawHeaders = original.rawHeaders;
-  copy.httpVersion = original.httpVersion;
-  copy.httpVersionMajor = original.httpVersionMajor;
-  copy.httpVersionMinor = original.httpVersionMinor;
+  const copy = requestCopy(original);
   let done: BodyFingerprint | undefined;
   let flowing = false;
   const onData = (chunk: Buffer) => {

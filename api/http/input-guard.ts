@@ -1,7 +1,6 @@
-import { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import { type FieldError, HttpError } from './errors.ts';
-import { readRawBody } from './raw-body.ts';
+import { readRawBody, requestCopy } from './raw-body.ts';
 
 /**
  * JSON deeper than any document of ours (GeoJSON polygons are 5 levels). Far below the depth
@@ -200,14 +199,7 @@ export function hostileInput(errors: FieldError[]): HttpError {
  */
 function replayBody(ctx: Context, raw: Buffer): void {
   const original = ctx.req;
-  const copy = new IncomingMessage(original.socket);
-  copy.method = original.method;
-  copy.url = original.url;
-  copy.headers = original.headers;
-  copy.rawHeaders = original.rawHeaders;
-  copy.httpVersion = original.httpVersion;
-  copy.httpVersionMajor = original.httpVersionMajor;
-  copy.httpVersionMinor = original.httpVersionMinor;
+  const copy = requestCopy(original);
   copy.push(raw);
   copy.push(null);
   copy.complete = true;

@@ -1,3 +1,4 @@
+import { IncomingMessage } from 'node:http';
 import { finished, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Context } from 'koa';
@@ -65,4 +66,20 @@ export async function readRawBody(ctx: Context, options: RawBodyOptions): Promis
     throw error;
   }
   return Buffer.concat(chunks, size);
+}
+
+/**
+ * A new request with `original`'s line and headers and no body yet, for a reader that comes
+ * after the body was taken (a request stream can be read once): the caller pushes the bytes.
+ */
+export function requestCopy(original: IncomingMessage): IncomingMessage {
+  const copy = new IncomingMessage(original.socket);
+  copy.method = original.method;
+  copy.url = original.url;
+  copy.headers = original.headers;
+  copy.rawHeaders = original.rawHeaders;
+  copy.httpVersion = original.httpVersion;
+  copy.httpVersionMajor = original.httpVersionMajor;
+  copy.httpVersionMinor = original.httpVersionMinor;
+  return copy;
 }
