@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util';
 import { purgeAccounts, runStartedDeletions, startAccountDeletion } from '../shared/accounts/account-purge.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
-import { runCli } from '../shared/runtime/cli.ts';
+import { parseOptions, runCli, usageError } from '../shared/runtime/cli.ts';
 
 const USAGE = `usage: npm run accounts:purge [-- --account <account id or tracking user id>]
   (no option)   delete now every account whose scheduleDelete has come, and finish the
@@ -12,22 +11,14 @@ Prints what it deleted as JSON; exit code 1 when a deletion failed (run again to
 
 const OPTIONS = { account: { type: 'string' } } as const;
 
-function usage(problem: string): never {
-  console.error(`${problem}\n${USAGE}`);
-  process.exit(2);
-}
+const usage = (problem: string) => usageError(USAGE, problem);
 
 /**
  * `npm run accounts:purge`: what the workers' scheduled `maintenance/accounts-purge` job does,
  * at once (docs/accounts-lifecycle.md). The JSON goes to stdout.
  */
 await runCli(async (config) => {
-  let args: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
-  try {
-    args = parseArgs({ options: OPTIONS, allowPositionals: false }).values;
-  } catch (error) {
-    usage((error as Error).message);
-  }
+  const args = parseOptions(OPTIONS, USAGE);
   if (args.account !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(args.account))
     usage(`--account: not an account or user id: ${args.account}`);
 

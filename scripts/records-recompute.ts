@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
-import { runCli } from '../shared/runtime/cli.ts';
+import { parseOptions, runCli, usageError } from '../shared/runtime/cli.ts';
 import {
   enqueueRecompute,
   type RecomputeScope,
@@ -33,10 +32,7 @@ const OPTIONS = {
 /** --wait gives up when no activity was recomputed for this long. */
 const STALL_MS = 60_000;
 
-function usage(problem: string): never {
-  console.error(`${problem}\n${USAGE}`);
-  process.exit(2);
-}
+const usage = (problem: string) => usageError(USAGE, problem);
 
 /**
  * `npm run records:recompute`: asks the workers (queue records) to recompute the records of one
@@ -47,12 +43,7 @@ function usage(problem: string): never {
  * progress bars go to stderr, the summary to stdout.
  */
 await runCli(async (config) => {
-  let args: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
-  try {
-    args = parseArgs({ options: OPTIONS, allowPositionals: false }).values;
-  } catch (error) {
-    usage((error as Error).message);
-  }
+  const args = parseOptions(OPTIONS, USAGE);
   if ((args.user === undefined) === !args.all) usage('give either --user ID or --all');
   if (args.user !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(args.user)) usage(`--user: not a user id: ${args.user}`);
   const scope: RecomputeScope = args.user === undefined ? { all: true } : { userId: args.user };

@@ -1,3 +1,4 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { MigrationError } from '../db/migrate.ts';
 
@@ -19,5 +20,23 @@ export async function runCli(main: (config: ReturnType<typeof loadConfig>) => Pr
       process.exit(2);
     }
     throw error;
+  }
+}
+
+/** Prints what is wrong and the usage on stderr, and exits with code 2 (a usage error). */
+export function usageError(usage: string, problem: string): never {
+  console.error(`${problem}\n${usage}`);
+  process.exit(2);
+}
+
+/** The command line's options (no positionals), or a usage error naming what is wrong. */
+export function parseOptions<const O extends ParseArgsOptionsConfig>(
+  options: O,
+  usage: string,
+): ReturnType<typeof parseArgs<{ options: O; allowPositionals: false }>>['values'] {
+  try {
+    return parseArgs({ options, allowPositionals: false }).values;
+  } catch (error) {
+    return usageError(usage, (error as Error).message);
   }
 }
