@@ -13,9 +13,9 @@ import { WorkerProcess } from './helpers/worker-process.ts';
  * Each write creates a tracking activity without streams (as POST /v2/activities does), which
  * causes two jobs: its records and its thumbnail.
  */
-// 1,000 writes (2,000 jobs) take about twice as long as the minute a test may take on two cores:
-// the jobs themselves (placeholder rendering, records queries) are the bound, not the faults.
-const WRITES = 500;
+// The 1,000 writes (2,000 jobs); the jobs themselves (placeholder rendering, records
+// queries) bound the test's time, not the faults.
+const WRITES = 1000;
 const USERS = 20;
 const RUNNING = 121;
 
