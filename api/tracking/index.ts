@@ -2,6 +2,8 @@ import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import { ApiRouter } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
 import { activitiesResource } from './activities.ts';
+import { activityBestEffortsResource } from './activity-best-efforts.ts';
+import { activitySimilarResource } from './activity-similar.ts';
 import { activityStreamsResource } from './activity-streams.ts';
 import { deletedActivitiesResource } from './deleted-activities.ts';
 import { devicesResource } from './devices.ts';
@@ -36,6 +38,8 @@ export const trackingService: ServiceModule = {
     devicesResource(router, app);
     activitiesResource(router, app);
     activityStreamsResource(router, app);
+    activityBestEffortsResource(router, app);
+    activitySimilarResource(router, app);
     deletedActivitiesResource(router, app);
     measuresResource(router, app);
     recordsResource(router, app);

@@ -30,6 +30,7 @@ import * as m0059 from './0059_webhooks.ts';
 import * as m0060 from './0060_activity_tombstones.ts';
 import * as m0061 from './0061_user_sumups.ts';
 import * as m0062 from './0062_activity_moving_time.ts';
+import * as m0063 from './0063_similar_activities.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -67,4 +68,5 @@ export const migrations: Record<string, Migration> = {
   '0060_activity_tombstones': m0060,
   '0061_user_sumups': m0061,
   '0062_activity_moving_time': m0062,
+  '0063_similar_activities': m0063,
 };
