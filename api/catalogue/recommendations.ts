@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { COPRACTICE_MIN_PEOPLE } from '../../shared/catalogue/recommendations-compute.ts';
 import {
   RECOMMENDATIONS_COUNT,
   recommendedSports,
@@ -42,7 +43,7 @@ export function addRecommendationRoutes(router: ApiRouter, app: AppContext, base
     method: 'get',
     path: `${base}/:id/recommendations`,
     summary: 'Sports practised with this one',
-    description: `The sports most often practised with this one: at the same approved places (and, once tracking exists, by the same people), most shared first, ties by id. ${FALLBACK}`,
+    description: `The sports most often practised with this one: at the same approved places and by the same people (tracking users with activities of both sports, counted only when at least ${COPRACTICE_MIN_PEOPLE} share the pair), most shared first, ties by id. ${FALLBACK}`,
     query,
     params: z.object({ id: sportParam }),
     responses: { 200: { description: 'Sport ids', schema: list }, ...errors },
@@ -53,13 +54,16 @@ export function addRecommendationRoutes(router: ApiRouter, app: AppContext, base
     path: `${base}/:id/recommendations/:location`,
     summary: 'Sports popular in a city or a country',
     description: [
-      '`location` is either a 2-letter ISO country code (`FR`): the sports with the most approved places per km² in that country; or a city name, a comma and its country code (`Lille,FR`, `New%20York,US`): the sports offered by the most approved places within 20 km of that city. Case does not matter; a city name shared by several cities of the country means the most populous.',
+      "`location` is either a 2-letter ISO country code (`FR`): the sports with the most approved places per km² in that country; or a city: the sports offered by the most approved places within 20 km of it. A city is written as its name, a comma and its country code (`Lille,FR`, `New%20York%20City,US`), or as the catalogue's original key, the name in lower case with `_` (or `-`) for spaces and other separators, accents optional, then `_` and the country code (`montreal_ca`, `new_york_city_us`, `saint-etienne_fr`). Case does not matter; a city name (or key) shared by several cities of the country means the most populous.",
       `The sport itself is never listed; ties are broken by id. An unknown sport, country or city is a 404. ${FALLBACK}`,
     ].join('\n\n'),
     query,
     params: z.object({
       id: sportParam,
-      location: z.string().meta({ description: 'Country code (FR) or city,country (Lille,FR)', example: 'Lille,FR' }),
+      location: z.string().meta({
+        description: 'Country code (FR), city,country (Lille,FR) or city_country (montreal_ca)',
+        example: 'Lille,FR',
+      }),
     }),
     responses: { 200: { description: 'Sport ids', schema: list }, ...errors },
     handler: (_ctx, { query, params }) => recommendedSportsIn(app.db, params.id, params.location, query.count),

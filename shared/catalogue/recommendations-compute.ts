@@ -17,17 +17,29 @@ export interface ComputeResult {
 }
 
 /**
+ * People count in a pair's co-practice only when at least this many practise both sports: below
+ * it, the pair's rank could tell anyone who knows one of them what else they practise
+ * (docs/recommendations.md, Co-practice).
+ */
+export const COPRACTICE_MIN_PEOPLE = 3;
+
+/**
  * What each sport is practised with: one row per (subject, sport) where a subject is an approved
- * place (`place`) or a person (`person`). Co-practice counts the subjects two sports share.
- * People's tracking activities are left out on purpose: a rare pair practised by one person
- * would name that person in a public ranking (docs/recommendations.md, Co-practice). Counting
- * them is one more `union` branch over `activities` (a person counted once per sport), with a
- * floor of distinct people per pair in the co-practice insert.
+ * place (`place`, its id) or a person (`person`, their account id) with a tracking activity of
+ * that sport. A tracking user is one account (tracking_users.account_id is unique), so a person is
+ * one subject however many activities they have. Accounts being deleted (scheduled or started)
+ * are left out. Places and people are different subjects: a place's creator is not counted as a
+ * person through it.
  */
 const PRACTICE = sql`
-  select distinct 'place'::text as kind, pa.place_id::bigint as subject, pa.sport_id
+  select distinct 'place'::text as kind, pa.place_id::text as subject, pa.sport_id
   from place_activities pa
-  join places p on p.id = pa.place_id and p.status = 'approved'`;
+  join places p on p.id = pa.place_id and p.status = 'approved'
+  union all
+  select 'person', tu.account_id::text, ua.sport_id
+  from (select distinct user_id, sport_id from activities) ua
+  join tracking_users tu on tu.id = ua.user_id and tu.schedule_delete is null
+  where not exists (select from account_deletions d where d.account_id = tu.account_id)`;
 
 /**
  * Recomputes every recommendation in one transaction: the previous rows are deleted and the new
@@ -70,19 +82,29 @@ export async function computeRecommendations(
       ).numAffectedRows,
     );
 
-    // For each ordered pair of different sports: the places and the people practising both.
+    // For each ordered pair of different sports: the places and the people practising both,
+    // people only from COPRACTICE_MIN_PEOPLE on (below it, 0 is stored, not the count).
     step(
       'copractice',
       (
         await sql`
-          with practice as (${PRACTICE})
+          with practice as (${PRACTICE}),
+          pairs as (
+            select a.sport_id, b.sport_id as other_id,
+                   count(*) filter (where a.kind = 'place') as places,
+                   count(*) filter (where a.kind = 'person') as people
+            from practice a
+            join practice b on b.kind = a.kind and b.subject = a.subject and b.sport_id <> a.sport_id
+            join sports o on o.id = b.sport_id and o.active
+            group by a.sport_id, b.sport_id),
+          floored as (
+            select sport_id, other_id, places,
+                   case when people >= ${COPRACTICE_MIN_PEOPLE} then people else 0 end as people
+            from pairs)
           insert into sport_copractice (sport_id, other_id, score, places, people)
-          select a.sport_id, b.sport_id, count(*),
-                 count(*) filter (where a.kind = 'place'), count(*) filter (where a.kind = 'person')
-          from practice a
-          join practice b on b.kind = a.kind and b.subject = a.subject and b.sport_id <> a.sport_id
-          join sports o on o.id = b.sport_id and o.active
-          group by a.sport_id, b.sport_id`.execute(trx)
+          select sport_id, other_id, places + people, places, people
+          from floored
+          where places + people > 0`.execute(trx)
       ).numAffectedRows,
     );
 

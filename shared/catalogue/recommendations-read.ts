@@ -6,28 +6,38 @@ import { isKnownCountry } from './recommendations-countries.ts';
 /** `count` of the recommendation calls: default and bounds. */
 export const RECOMMENDATIONS_COUNT = { default: 3, min: 1, max: 50 } as const;
 
-/** A `{location}` path value: a country (`FR`) or a city in a country (`Lille,FR`). */
+/**
+ * A `{location}` path value: a country (`FR`), a city in a country (`Lille,FR`), or the same as
+ * the catalogue's original `{city}_{cc}` key (`montreal_ca`), matched by `catalogue_city_key`.
+ */
 export type RecommendationPlace =
   | { kind: 'country'; country: string }
-  | { kind: 'city'; name: string; country: string };
+  | { kind: 'city'; name: string; country: string }
+  | { kind: 'city-key'; key: string; country: string };
+
+const MALFORMED_LOCATION =
+  'must be a 2-letter country code (FR), a city name, a comma and a country code (Lille,FR), or a city key, an underscore and a country code (montreal_ca)';
 
 /**
- * Reads a `{location}` path value: exactly two letters is a country code; otherwise the city name,
- * a comma, and the country code (`Lille,FR`, `Saint-Étienne,FR`, `New York,US`; the comma may be
- * sent as `%2C`). Case does not matter. Anything else is a 422 naming `params.location`.
+ * Reads a `{location}` path value: exactly two letters is a country code; with a comma, the city
+ * name, the comma, and the country code (`Lille,FR`, `Saint-Étienne,FR`, `New York,US`; the comma
+ * may be sent as `%2C`); without one, the city key, an underscore and the country code
+ * (`montreal_ca`, `new_york_city_us`, `saint-etienne_fr`). Case does not matter. Anything else is a
+ * 422 naming `params.location`.
  */
 export function parseRecommendationPlace(value: string): RecommendationPlace {
   const text = value.trim();
   if (/^[A-Za-z]{2}$/.test(text)) return { kind: 'country', country: text.toUpperCase() };
+  if (!text.includes(',')) {
+    const k = /^(.*)_([A-Za-z]{2})$/.exec(text);
+    // The key needs a letter or digit: `_fr` or `--_fr` names nothing.
+    if (!k || !/[\p{L}\p{N}]/u.test(k[1] as string))
+      throw invalid([{ path: 'params.location', message: MALFORMED_LOCATION }]);
+    return { kind: 'city-key', key: k[1] as string, country: (k[2] as string).toUpperCase() };
+  }
   const m = /^(.*\S)\s*,\s*([A-Za-z]{2})$/.exec(text);
   const name = m?.[1]?.trim();
-  if (!m || !name || name.includes(','))
-    throw invalid([
-      {
-        path: 'params.location',
-        message: 'must be a 2-letter country code (FR) or a city name, a comma and a country code (Lille,FR)',
-      },
-    ]);
+  if (!m || !name || name.includes(',')) throw invalid([{ path: 'params.location', message: MALFORMED_LOCATION }]);
   return { kind: 'city', name, country: (m[2] as string).toUpperCase() };
 }
 
@@ -108,15 +118,20 @@ export async function recommendedSportsIn(
     ids = rows.map((r) => r.sport_id);
   } else {
     // Homonyms in one country (several Saint-Denis in FR): the most populous, then the lowest id.
+    // Each form is compared as its index (migrations 0031 and 0064) holds the name.
     const city = await db
       .selectFrom('geo_cities')
       .select('id')
       .where('country', '=', place.country)
-      .where(sql<string>`lower(name)`, '=', place.name.toLowerCase())
+      .where((eb) =>
+        place.kind === 'city'
+          ? eb(sql<string>`lower(name)`, '=', place.name.toLowerCase())
+          : eb(sql<string>`catalogue_city_key(name)`, '=', sql<string>`catalogue_city_key(${place.key})`),
+      )
       .orderBy('population', 'desc')
       .orderBy('id')
       .executeTakeFirst();
-    if (!city) throw notFoundError(`Unknown city ${place.name},${place.country}`);
+    if (!city) throw notFoundError(`Unknown city ${location.trim()}`);
     const rows = await db
       .selectFrom('city_sport_popularity')
       .select('sport_id')
