@@ -46,7 +46,7 @@ const rolesBody = z.object({
  */
 export function accountsAdminRouter(app: AppContext): Router {
   const r = new ApiRouter({
-    prefix: '/api/v1/accounts',
+    prefix: '/api/v1',
     errorFormat: 'problem',
     registry: app.registry,
     bodyLimitBytes: app.config.bodyLimitBytes,
@@ -69,26 +69,26 @@ export function accountsAdminRouter(app: AppContext): Router {
   const actions = [
     {
       method: 'post',
-      path: '/:id/disable',
+      path: '/accounts/:id/disable',
       summary: 'Disable an account: no sign-in; its tokens, sessions and grants end at once',
       act: (id: string) => setAccountDisabled(app.db, id, true),
     },
     {
       method: 'post',
-      path: '/:id/enable',
+      path: '/accounts/:id/enable',
       summary: 'Enable a disabled account again',
       act: (id: string) => setAccountDisabled(app.db, id, false),
     },
     {
       method: 'delete',
-      path: '/:id/sessions',
+      path: '/accounts/:id/sessions',
       summary: 'End every session, grant and token of an account (the user must sign in again)',
       act: async (id: string) => (await endAccountSessions(app.db, id)) !== undefined,
     },
   ] as const;
   r.add({
     method: 'get',
-    path: '/',
+    path: '/accounts',
     summary: 'List accounts in creation order (keyset pages: `after` is the `next` of the previous page)',
     security: ['bearer'],
     query: listQuery,
@@ -107,7 +107,7 @@ export function accountsAdminRouter(app: AppContext): Router {
   });
   r.add({
     method: 'put',
-    path: '/:id/roles',
+    path: '/accounts/:id/roles',
     summary: "Set an account's roles; a change ends its sessions, grants and tokens",
     security: ['bearer'],
     params,
