@@ -4,6 +4,7 @@ import type { ServiceModule } from '../service-module.ts';
 import { activitiesResource } from './activities.ts';
 import { activityBestEffortsResource } from './activity-best-efforts.ts';
 import { activitySimilarResource } from './activity-similar.ts';
+import { activitySplitsResource } from './activity-splits.ts';
 import { activityStreamsResource } from './activity-streams.ts';
 import { deletedActivitiesResource } from './deleted-activities.ts';
 import { devicesResource } from './devices.ts';
@@ -40,6 +41,7 @@ export const trackingService: ServiceModule = {
     activityStreamsResource(router, app);
     activityBestEffortsResource(router, app);
     activitySimilarResource(router, app);
+    activitySplitsResource(router, app);
     deletedActivitiesResource(router, app);
     measuresResource(router, app);
     recordsResource(router, app);
