@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { freePort } from '../shared/runtime/free-port.ts';
 import type { LoadStats } from './stats.ts';
 
@@ -153,4 +154,25 @@ export async function stopApiProcess(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+}
+
+/** Removes every Redis key under `prefix` (a run's own QUEUE_PREFIX); Redis unreachable: nothing was written. */
+export async function removeRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+  });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } catch {
+    // Unreachable: nothing was enqueued.
+  } finally {
+    redis.disconnect();
+  }
 }

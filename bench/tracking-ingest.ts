@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { registerClient } from '../shared/accounts/clients.ts';
@@ -17,6 +16,7 @@ import {
   combineRounds,
   envNumber,
   GOAL_BARE_RATIO,
+  removeRedisKeys,
   runAutocannon,
   startApiProcess,
   stopApiProcess,
@@ -348,30 +348,9 @@ export async function run(): Promise<{ failed: boolean }> {
     if (bare) await stopApiProcess(bare.child);
     if (previousPrefix === undefined) delete process.env.QUEUE_PREFIX;
     else process.env.QUEUE_PREFIX = previousPrefix;
-    await removeQueueKeys();
+    await removeRedisKeys(QUEUE_PREFIX);
     await pool.end();
     await db.destroy();
   }
   return { failed };
-}
-
-/** The jobs the API's outbox relay enqueued during the run (no worker consumes them here). */
-async function removeQueueKeys(): Promise<void> {
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-  });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } catch {
-    // Redis unreachable: nothing was enqueued.
-  } finally {
-    redis.disconnect();
-  }
 }

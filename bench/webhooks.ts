@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { Redis } from 'ioredis';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { registerClient } from '../shared/accounts/clients.ts';
 import { issueOperatorToken } from '../shared/auth/operator-tokens.ts';
@@ -11,7 +10,7 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { freePort } from '../shared/runtime/free-port.ts';
 import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
-import { benchDatabaseUrl, envNumber, ROOT, startApiProcess, stopApiProcess } from './harness.ts';
+import { benchDatabaseUrl, envNumber, ROOT, removeRedisKeys, startApiProcess, stopApiProcess } from './harness.ts';
 import { cpuText, fmt, postgresCpuMs, processCpuMs, quantile, withCpu } from './stats.ts';
 import { type Arrival, type BenchReceiver, bareSignedLoop, startBenchReceiver } from './webhooks-receiver.ts';
 
@@ -299,29 +298,8 @@ export async function run(): Promise<{ failed: boolean }> {
       else process.env[k] = v;
     }
     await receiver.close();
-    await removeQueueKeys();
+    await removeRedisKeys(QUEUE_PREFIX);
     await db.destroy();
   }
   return { failed };
-}
-
-/** The run's Redis keys (its own prefix): removed at the end. */
-async function removeQueueKeys(): Promise<void> {
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-  });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } catch {
-    // Redis unreachable: nothing was enqueued.
-  } finally {
-    redis.disconnect();
-  }
 }

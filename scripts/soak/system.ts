@@ -6,9 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import { startApiProcess, stopApiProcess } from '../../bench/harness.ts';
+import { removeRedisKeys, startApiProcess, stopApiProcess } from '../../bench/harness.ts';
 import { ensureDatabase } from '../../shared/db/create-database.ts';
 import { createDb, type Db } from '../../shared/db/database.ts';
 import { migrateToLatest } from '../../shared/db/migrate.ts';
@@ -81,20 +80,5 @@ async function dropDatabase(url: string): Promise<void> {
     await client.query(`drop database if exists "${name.replaceAll('"', '""')}" with (force)`);
   } finally {
     await client.end();
-  }
-}
-
-/** The queues, jobs and counters of the run (QUEUE_PREFIX prefixes every key the processes write). */
-async function removeRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
   }
 }
