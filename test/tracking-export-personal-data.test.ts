@@ -2,11 +2,10 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
-import yauzl from 'yauzl';
 import { startWorkers } from '../workers/worker.ts';
 import { png, populateUser } from './helpers/account-data.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
-import { type Body, waitFor } from './helpers/tracking-exports.ts';
+import { type Body, unzip, waitFor } from './helpers/tracking-exports.ts';
 
 // PUBLIC_URL is the server's own URL, so the `url` an export answers can be fetched as is.
 const api = await startTrackingApi({ publicUrl: true });
@@ -22,30 +21,6 @@ test.after.always(async () => {
   await api.close();
   await rm(storageDir, { recursive: true, force: true });
 });
-
-/** Every entry of a zip in order, read with yauzl (another implementation than the writer's). */
-function unzip(data: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(data, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const entries = new Map<string, Buffer>();
-      zip.on('error', reject);
-      zip.on('end', () => resolve(entries));
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            entries.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.readEntry();
-    });
-  });
-}
 
 /** Asks for the personal data export of `u`, waits until it is built, and reads its zip. */
 async function personalData(u: TrackingTestUser) {

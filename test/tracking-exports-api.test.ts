@@ -4,13 +4,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
-import yauzl from 'yauzl';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { exportStoragePath, MAX_EXPORTS_PER_USER } from '../shared/tracking/exports/store.ts';
 import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
-import { type Body, exportCalls, me, waitFor } from './helpers/tracking-exports.ts';
+import { type Body, exportCalls, me, unzip, waitFor } from './helpers/tracking-exports.ts';
 
 const run = promisify(execFile);
 const GPX_XSD = 'test/fixtures/tracking/schemas/gpx-1.1.xsd';
@@ -26,30 +25,6 @@ test.after.always(async () => {
 });
 
 const { activityOf, exportWithoutJob, exportDone } = exportCalls(api);
-
-/** Every entry of a zip, read with yauzl (another implementation than the writer's). */
-function unzip(data: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(data, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const entries = new Map<string, Buffer>();
-      zip.on('error', reject);
-      zip.on('end', () => resolve(entries));
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            entries.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.readEntry();
-    });
-  });
-}
 
 async function download(url: string) {
   const res = await fetch(url);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import yauzl from 'yauzl';
 import type { ExportRow } from '../../shared/tracking/exports/store.ts';
 import { ensureTrackingUser } from '../../shared/tracking/users/store.ts';
 import type { TrackingTestApi, TrackingTestUser } from './tracking.ts';
@@ -80,4 +81,28 @@ export function exportCalls(api: TrackingTestApi) {
   }
 
   return { activityOf, exportWithoutJob, exportDone };
+}
+
+/** Every entry of a zip, in order, read with yauzl (another implementation than the writer's). */
+export function unzip(data: Buffer): Promise<Map<string, Buffer>> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(data, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true }, (err, zip) => {
+      if (err || !zip) return reject(err);
+      const entries = new Map<string, Buffer>();
+      zip.on('error', reject);
+      zip.on('end', () => resolve(entries));
+      zip.on('entry', (entry: yauzl.Entry) => {
+        zip.openReadStream(entry, (e, stream) => {
+          if (e || !stream) return reject(e);
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('end', () => {
+            entries.set(entry.fileName, Buffer.concat(chunks));
+            zip.readEntry();
+          });
+        });
+      });
+      zip.readEntry();
+    });
+  });
 }
