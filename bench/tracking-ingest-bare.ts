@@ -54,9 +54,10 @@ export async function plainInsert(pool: pg.Pool, userId: string, rows: PlainRows
   try {
     await client.query('begin');
     const inserted = await client.query<{ id: string }>(
+      // kept_duplicate: the same rows again and again, as the API side posts with ?duplicates=keep.
       `insert into activities (user_id, sport_id, manual, name, startdate, duration, data_summaries, available_datatypes,
-         track_flag, datastream_flag, latitude, longitude, elevation)
-       values ($1, 121, true, $2, $3, $4, $5, $6, true, true, $7, $8, $9) returning id`,
+         track_flag, datastream_flag, latitude, longitude, elevation, kept_duplicate)
+       values ($1, 121, true, $2, $3, $4, $5, $6, true, true, $7, $8, $9, true) returning id`,
       [userId, ...rows.activity],
     );
     const id = inserted.rows[0]?.id as string;
