@@ -3,6 +3,7 @@ import { ApiRouter } from '../http/route.ts';
 import type { ServiceModule } from '../service-module.ts';
 import { activitiesResource } from './activities.ts';
 import { activityBestEffortsResource } from './activity-best-efforts.ts';
+import { activityLapsResource } from './activity-laps.ts';
 import { activitySimilarResource } from './activity-similar.ts';
 import { activitySplitsResource } from './activity-splits.ts';
 import { activityStreamsResource } from './activity-streams.ts';
@@ -42,6 +43,7 @@ export const trackingService: ServiceModule = {
     activityBestEffortsResource(router, app);
     activitySimilarResource(router, app);
     activitySplitsResource(router, app);
+    activityLapsResource(router, app);
     deletedActivitiesResource(router, app);
     measuresResource(router, app);
     recordsResource(router, app);

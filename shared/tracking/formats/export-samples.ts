@@ -1,4 +1,5 @@
 import { type ActivityContent, DATATYPE } from '../activities/data.ts';
+import { isLapMarker } from '../activities/laps.ts';
 import { PLAUSIBLE } from './limits.ts';
 import { cumulativeDistance } from './track-distance.ts';
 import { quantize } from './xml-output.ts';
@@ -58,7 +59,6 @@ export function exportSamples(content: ActivityContent, located: boolean): Expor
     power: channel(DATATYPE.POWER_CURRENT),
     speed: channel(DATATYPE.SPEED_CURRENT),
     distance: channel(DATATYPE.DISTANCE),
-    lap: channel(DATATYPE.LAP),
   };
   const out: ExportSamples = {
     elapsed: seconds,
@@ -92,15 +92,31 @@ export function exportSamples(content: ActivityContent, located: boolean): Expor
     out.power[i] = within(Math.round(at.power(s)), PLAUSIBLE.power.min, PLAUSIBLE.power.max);
     out.speed[i] = within(quantize(at.speed(s) / 3600, DIGITS.speed), PLAUSIBLE.speed.min, PLAUSIBLE.speed.max);
     out.distance[i] = at.distance(s);
-    const lap = at.lap(s);
-    out.lap[i] = !Number.isNaN(lap) && lap !== 0 ? 1 : 0;
   }
+  markLaps(out, datastream);
   keepPlausibleDistances(out);
   if (out.distance.every(Number.isNaN)) {
     measureDistance(out);
     for (let i = 0; i < n; i++) out.distance[i] = quantize(out.distance[i] as number, DIGITS.distance);
   }
   return out;
+}
+
+/**
+ * Each lap marker on the last written second at or before it: the same second when it is written
+ * (every datastream second is, in a TCX), else the lap's last located second (GPX). A marker before
+ * any written second is dropped: its lap has nothing written.
+ */
+function markLaps(out: ExportSamples, datastream: ActivityContent['datastream']): void {
+  const markers = datastream.channels.get(DATATYPE.LAP);
+  if (!markers) return;
+  let k = -1;
+  for (let i = 0; i < markers.length; i++) {
+    if (!isLapMarker(markers[i])) continue;
+    const second = datastream.elapsed[i] as number;
+    while (k + 1 < out.elapsed.length && (out.elapsed[k + 1] as number) <= second) k++;
+    if (k >= 0) out.lap[k] = 1;
+  }
 }
 
 /**

@@ -1,14 +1,15 @@
 import type { ActivityContent } from '../activities/data.ts';
 import { cleanName } from './activity-builder.ts';
-import { DIGITS, exportSamples } from './export-samples.ts';
+import { DIGITS, type ExportSamples, exportSamples } from './export-samples.ts';
 import { gpxTypeOf } from './file-sports.ts';
 import { CHUNK_CHARS, escapeXml, fixed, isoSecond, joinChunks } from './xml-output.ts';
 
 /**
- * GPX 1.1 of an activity: one track, one segment, a point per located second with its elevation
- * and time; heart rate and cadence in Garmin's TrackPointExtension v1 (`gpxtpx:hr`, `gpxtpx:cad`),
+ * GPX 1.1 of an activity: one track, a segment per lap (GPX has no laps: a lap's located
+ * points make its segment, and our importer reads segments back as laps), a point per located
+ * second with its elevation and time; heart rate and cadence in Garmin's TrackPointExtension v1 (`gpxtpx:hr`, `gpxtpx:cad`),
  * power in Garmin's PowerExtension v1 (`gpxpx:PowerInWatts`), what Garmin Connect writes and
- * Strava, Komoot and our importer read. GPX has no laps, distances or speeds: those are TCX's.
+ * Strava, Komoot and our importer read. GPX has no distances or speeds: those are TCX's.
  * The sport is the referential slug in `<type>`, the name in `<metadata><name>` and `<trk><name>`.
  * A generator of chunks: a response can stream them; `exportGpx` joins them.
  */
@@ -36,35 +37,53 @@ export function* gpxChunks(content: ActivityContent): Generator<string> {
   const firstTime = first < 0 ? start : start + (s.elapsed[first] as number) * 1000;
   let out = `${HEADER} <metadata>${nameTag}<time>${isoSecond(firstTime)}</time></metadata>\n <trk>${nameTag}${
     type ? `<type>${escapeXml(type)}</type>` : ''
-  }\n  <trkseg>\n`;
+  }\n`;
+  // A segment per lap that has a written point: a lap ends after its last written point.
+  let open = false;
+  let written = false;
   for (let i = 0; i < s.elapsed.length; i++) {
     const lat = s.latitude[i] as number;
-    if (Number.isNaN(lat)) continue;
-    out += `   <trkpt lat="${fixed(lat, DIGITS.position)}" lon="${fixed(s.longitude[i] as number, DIGITS.position)}">`;
-    const ele = s.elevation[i] as number;
-    if (!Number.isNaN(ele)) out += `<ele>${fixed(ele, DIGITS.elevation)}</ele>`;
-    out += `<time>${isoSecond(start + (s.elapsed[i] as number) * 1000)}</time>`;
-    const hr = s.heartRate[i] as number;
-    const cad = s.cadence[i] as number;
-    const power = s.power[i] as number;
-    if (!Number.isNaN(hr) || !Number.isNaN(cad) || !Number.isNaN(power)) {
-      out += '<extensions>';
-      if (!Number.isNaN(hr) || !Number.isNaN(cad)) {
-        out += '<gpxtpx:TrackPointExtension>';
-        if (!Number.isNaN(hr)) out += `<gpxtpx:hr>${hr}</gpxtpx:hr>`;
-        if (!Number.isNaN(cad)) out += `<gpxtpx:cad>${cad}</gpxtpx:cad>`;
-        out += '</gpxtpx:TrackPointExtension>';
-      }
-      if (!Number.isNaN(power)) out += `<gpxpx:PowerInWatts>${power}</gpxpx:PowerInWatts>`;
-      out += '</extensions>';
+    if (!Number.isNaN(lat)) {
+      if (!open) out += '  <trkseg>\n';
+      open = true;
+      written = true;
+      out += trkpt(s, i, start);
     }
-    out += '</trkpt>\n';
+    if (s.lap[i] && open) {
+      out += '  </trkseg>\n';
+      open = false;
+    }
     if (out.length >= CHUNK_CHARS) {
       yield out;
       out = '';
     }
   }
-  yield `${out}  </trkseg>\n </trk>\n</gpx>\n`;
+  if (open) out += '  </trkseg>\n';
+  // Without any position, one empty segment: a valid GPX.
+  if (!written) out += '  <trkseg>\n  </trkseg>\n';
+  yield `${out} </trk>\n</gpx>\n`;
+}
+
+function trkpt(s: ExportSamples, i: number, start: number): string {
+  let out = `   <trkpt lat="${fixed(s.latitude[i] as number, DIGITS.position)}" lon="${fixed(s.longitude[i] as number, DIGITS.position)}">`;
+  const ele = s.elevation[i] as number;
+  if (!Number.isNaN(ele)) out += `<ele>${fixed(ele, DIGITS.elevation)}</ele>`;
+  out += `<time>${isoSecond(start + (s.elapsed[i] as number) * 1000)}</time>`;
+  const hr = s.heartRate[i] as number;
+  const cad = s.cadence[i] as number;
+  const power = s.power[i] as number;
+  if (!Number.isNaN(hr) || !Number.isNaN(cad) || !Number.isNaN(power)) {
+    out += '<extensions>';
+    if (!Number.isNaN(hr) || !Number.isNaN(cad)) {
+      out += '<gpxtpx:TrackPointExtension>';
+      if (!Number.isNaN(hr)) out += `<gpxtpx:hr>${hr}</gpxtpx:hr>`;
+      if (!Number.isNaN(cad)) out += `<gpxtpx:cad>${cad}</gpxtpx:cad>`;
+      out += '</gpxtpx:TrackPointExtension>';
+    }
+    if (!Number.isNaN(power)) out += `<gpxpx:PowerInWatts>${power}</gpxpx:PowerInWatts>`;
+    out += '</extensions>';
+  }
+  return `${out}</trkpt>\n`;
 }
 
 export const exportGpx = (content: ActivityContent): string => joinChunks(gpxChunks(content));

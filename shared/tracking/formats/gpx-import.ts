@@ -22,7 +22,8 @@ import {
  * falls back to its route points, then its waypoints, when those carry times. Per point: lat,
  * lon, <ele>, <time>, GPX 1.0 <speed>, and in <extensions> (any namespace, up to three levels
  * deep) hr/heartrate, cad/cadence, power/PowerInWatts/watts, speed (Garmin TrackPointExtension
- * v1 and v2, Garmin PowerExtension, Cluetrust gpxdata, Strava's bare <power>).
+ * v1 and v2, Garmin PowerExtension, Cluetrust gpxdata, Strava's bare <power>). The segments
+ * of a file's only track are laps (datatype 20 on each one's last point).
  */
 
 const ARRAY_TAGS = new Set(['trk', 'trkseg', 'trkpt', 'rte', 'rtept', 'wpt']);
@@ -67,13 +68,31 @@ function addPoint(points: PointCollector, pt: XmlNode): void {
   points.add(dateTime(childText(pt, 'time')), values);
 }
 
+/**
+ * GPX has no laps; segments stand for them (our export writes one track, a segment per lap): in a
+ * file of one track with more than one segment holding a timed point, each such segment's last
+ * timed point ends a lap. Several tracks are joined recordings, not laps: they mark nothing.
+ */
+function markSegmentLaps(points: PointCollector, tracks: XmlNode[][][]): void {
+  const ends = (tracks.length === 1 ? (tracks[0] as XmlNode[][]) : [])
+    .map((seg) =>
+      seg.reduce((last, pt) => {
+        const time = dateTime(childText(pt, 'time'));
+        return Number.isNaN(time) ? last : time;
+      }, Number.NaN),
+    )
+    .filter((end) => !Number.isNaN(end));
+  if (ends.length > 1) for (const end of ends) points.lapEndsAt(end);
+}
+
 export function importGpx(bytes: Uint8Array, options: ImportOptions = {}): ImportedActivity {
   const text = decodeXml(bytes);
   if (rootElementName(text) !== 'gpx')
     throw new ImportError('unsupported-format', 'the document is not a GPX file (its root element is not <gpx>)');
   const gpx = parseXml(text, 'gpx', ARRAY_TAGS);
   const tracks = children(gpx, 'trk');
-  const trackPoints = tracks.flatMap((trk) => children(trk, 'trkseg').flatMap((seg) => children(seg, 'trkpt')));
+  const segments = tracks.map((trk) => children(trk, 'trkseg').map((seg) => children(seg, 'trkpt')));
+  const trackPoints = segments.flat(2);
   const routePoints = children(gpx, 'rte').flatMap((rte) => children(rte, 'rtept'));
   const waypoints = children(gpx, 'wpt');
 
@@ -89,6 +108,7 @@ export function importGpx(bytes: Uint8Array, options: ImportOptions = {}): Impor
     for (const pt of list) addPoint(points, pt);
     if (points.size) break;
   }
+  if (source === 'track point') markSegmentLaps(points, segments);
   if (!points.size) {
     const counts = `${trackPoints.length} track point(s), ${routePoints.length} route point(s), ${waypoints.length} waypoint(s)`;
     throw new ImportError(

@@ -1,4 +1,5 @@
 import { type ActivityContent, DATATYPE } from '../activities/data.ts';
+import { type LapRange as Lap, lapRanges } from '../activities/laps.ts';
 import { cleanName } from './activity-builder.ts';
 import { DIGITS, type ExportSamples, exportSamples } from './export-samples.ts';
 import { tcxSportOf } from './file-sports.ts';
@@ -23,34 +24,9 @@ const HEADER =
   ' xsi:schemaLocation="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2 http://www.garmin.com/xmlschemas/TrainingCenterDatabasev2.xsd' +
   ' http://www.garmin.com/xmlschemas/ActivityExtension/v2 http://www.garmin.com/xmlschemas/ActivityExtensionv2.xsd">\n';
 
-/** A lap: samples [from, to) and its time span in elapsed seconds. */
-interface Lap {
-  from: number;
-  to: number;
-  start: number;
-  end: number;
-}
-
-/** Laps cut after each marked sample; the last one runs to the activity's end. */
-export function lapsOf(s: ExportSamples, duration: number): Lap[] {
-  const laps: Lap[] = [];
-  let from = 0;
-  let start = 0;
-  for (let i = 0; i < s.elapsed.length; i++) {
-    if (s.lap[i]) {
-      const end = s.elapsed[i] as number;
-      laps.push({ from, to: i + 1, start, end });
-      from = i + 1;
-      start = end;
-    }
-  }
-  const lastSecond = s.elapsed.length ? (s.elapsed[s.elapsed.length - 1] as number) : 0;
-  const end = Math.max(duration, lastSecond, start);
-  const last = laps[laps.length - 1];
-  if (from < s.elapsed.length || !last) laps.push({ from, to: s.elapsed.length, start, end });
-  else last.end = Math.max(last.end, end);
-  return laps;
-}
+/** Laps cut after each marked sample (activities/laps.ts, as the laps of the API); the last one runs to the activity's end. */
+export const lapsOf = (s: ExportSamples, duration: number): Lap[] =>
+  lapRanges(s.elapsed, (i) => s.lap[i] === 1, duration);
 
 /**
  * `total` (an integer count of units) shared by weights, largest remainder first, ties to the
