@@ -14,6 +14,7 @@ import { createMetrics } from './http/metrics.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import { markWriters } from './reads.ts';
 import { type ServiceModule, serviceErrorFormats } from './service-module.ts';
 import { SERVICES } from './services.ts';
 
@@ -54,6 +55,8 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   app.use(metrics.middleware);
   const services = mountedServices(config, options);
   app.use(errorHandler(ctx.logger, serviceErrorFormats(services)));
+  // A write's caller reads from the primary for a while (api/reads.ts): set before the answer leaves.
+  if (ctx.reads.replica) app.use(markWriters(ctx.reads));
   app.use(hydraDocumentationLink(config.PUBLIC_URL, services));
   app.use(
     securityHeaders({

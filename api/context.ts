@@ -1,8 +1,9 @@
-import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Config } from '../shared/config.ts';
 import type { Db } from '../shared/db/database.ts';
+import type { ReadRouter } from '../shared/db/read-router.ts';
 import type { Logger } from '../shared/observability/logger.ts';
+import type { RedisClient } from '../shared/queue/connection.ts';
 import type { OutboxRelay } from '../shared/queue/outbox.ts';
 import type { QueueSet } from '../shared/queue/queues.ts';
 import type { TokenVerifier } from './http/auth.ts';
@@ -14,8 +15,13 @@ export interface AppContext {
   config: Config;
   db: Db;
   pool: pg.Pool;
+  /**
+   * Searches and collection reads: the replica (DATABASE_READ_URL) when it is fresh and the
+   * caller has not just written, else `db`/`pool` (the primary). Writes and item reads use `db`.
+   */
+  reads: ReadRouter;
   /** Fail-fast connection for rate limits and readiness. */
-  redis: Redis;
+  redis: RedisClient;
   queues: QueueSet;
   /** Ask the outbox relay for a pass right after a commit that wrote jobs. */
   relay: Pick<OutboxRelay, 'kick'>;

@@ -15,6 +15,7 @@ import { answerClientError } from './http/client-error.ts';
 import { HydraRegistry } from './http/formats/hydra-classes.ts';
 import { OpenApiRegistry } from './http/openapi.ts';
 import { applyServerLimits, httpServerOptions } from './http/server-options.ts';
+import { createReadRouter } from './reads.ts';
 import { serviceErrorFormats } from './service-module.ts';
 
 export interface RunningApi {
@@ -27,13 +28,17 @@ export interface RunningApi {
 
 export async function startApi(config: Config, options: AppOptions & { logger?: Logger } = {}): Promise<RunningApi> {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, 'api');
-  const { db, pool } = createDb(config.DATABASE_URL, config.DATABASE_POOL_MAX);
+  const { db, pool } = createDb(config.DATABASE_URL, config.DATABASE_POOL_MAX, {
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+  });
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
   await ensureSigningKeys(db);
-  const redis = createRedis(config.REDIS_URL, 'client');
-  const queues = new QueueSet(createRedis(config.REDIS_URL, 'producer'), config.QUEUE_PREFIX);
+  const redis = createRedis(config, 'client');
+  const queues = new QueueSet(createRedis(config, 'producer'), config.QUEUE_PREFIX);
   const redisReady = await Promise.all([waitForReady(redis), waitForReady(queues.connection)]);
   if (!redisReady.every(Boolean)) logger.warn('Redis is not reachable yet: starting degraded (/ready answers 503)');
+  const reads = createReadRouter(config, { db, pool }, redis, logger);
+  await reads.start();
   const relay = new OutboxRelay(db, queues, config.OUTBOX_POLL_MS, (err) =>
     logger.warn({ err }, 'outbox relay pass failed'),
   );
@@ -41,6 +46,7 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
     config,
     db,
     pool,
+    reads,
     redis,
     queues,
     relay,
@@ -94,6 +100,7 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
     await queues.close();
     redis.disconnect();
     queues.connection.disconnect();
+    await reads.stop();
     await db.destroy();
   };
   return { server, context, url, close };

@@ -5,6 +5,7 @@
  */
 const BENCHMARKS: Record<string, () => Promise<{ failed: boolean }>> = {
   'places-search': async () => (await import('./places-search.ts')).run(),
+  'places-balanced': async () => (await import('./places-balanced.ts')).run(),
   'partners-search': async () => (await import('./partners-search.ts')).run(),
   'catalogue-search': async () => (await import('./catalogue-search.ts')).run(),
   'tracking-export': async () => (await import('./tracking-export.ts')).run(),

@@ -87,6 +87,30 @@ if (mode === 'test') {
       present: () => onPath('xmllint'),
       installable: true,
     },
+    {
+      pkg: 'haproxy',
+      what: 'HAProxy, for the balancer test (test/scale-balancer.test.ts)',
+      present: () => onPath('haproxy') || executable('/usr/sbin/haproxy'),
+      installable: true,
+    },
+    {
+      pkg: 'pgbouncer',
+      what: 'PgBouncer, for the balancer test (test/scale-balancer.test.ts)',
+      present: () => onPath('pgbouncer') || executable('/usr/sbin/pgbouncer'),
+      installable: true,
+    },
+    {
+      pkg: 'redis-server',
+      what: 'redis-server and redis-cli, for the private Redis servers and the Redis Cluster of the tests',
+      present: () => onPath('redis-server') && onPath('redis-cli'),
+      installable: true,
+    },
+    {
+      pkg: 'postgresql-client-15',
+      what: 'pg_basebackup, for the read replica test (test/scale-read-replica.test.ts)',
+      present: () => executable(path.join(process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin', 'pg_basebackup')),
+      installable: true,
+    },
   );
 }
 

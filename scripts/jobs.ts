@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createDb } from '../shared/db/database.ts';
-import { createRedis, waitForReady } from '../shared/queue/connection.ts';
+import { createRedis, redisLocation, waitForReady } from '../shared/queue/connection.ts';
 import { JobNotFailedError, listJobs, removeFailedJobs, retryFailedJobs } from '../shared/queue/failed-jobs.ts';
 import { isQueueName, JOB_STATES, type JobCountState, QUEUE_NAMES, QueueSet } from '../shared/queue/queues.ts';
 import { runCli } from '../shared/runtime/cli.ts';
@@ -74,11 +74,11 @@ function parse() {
  */
 const args = parse();
 await runCli(async (config) => {
-  const queues = new QueueSet(createRedis(config.REDIS_URL, 'producer'), config.QUEUE_PREFIX);
+  const queues = new QueueSet(createRedis(config, 'producer'), config.QUEUE_PREFIX);
   const { db } = createDb(config.DATABASE_URL, 2);
   try {
     if (!(await waitForReady(queues.connection, 5_000))) {
-      console.error(`Cannot connect to Redis at ${config.REDIS_URL} (REDIS_URL)`);
+      console.error(`Cannot connect to ${redisLocation(config)}`);
       // ioredis keeps a reconnect attempt pending after disconnect(); nothing else is open yet.
       process.exit(2);
     }

@@ -54,6 +54,28 @@ const proxyHops = z.string().transform((value, ctx): number => {
   return z.NEVER;
 });
 
+/** `host:port` list (REDIS_CLUSTER_NODES). */
+const redisNodes = z.string().transform((value, ctx): { host: string; port: number }[] => {
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const nodes = items.map((item) => {
+    const m = /^(\[[0-9a-f:.]+\]|[^:\s[\]]+):(\d{1,5})$/i.exec(item);
+    const port = Number(m?.[2]);
+    return m && port >= 1 && port <= 65535 ? { host: (m[1] as string).replace(/^\[|\]$/g, ''), port } : undefined;
+  });
+  const bad = items.filter((_, i) => nodes[i] === undefined);
+  if (items.length === 0 || bad.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `not a list of host:port (${bad.length ? `"${bad.join('", "')}"` : 'empty'}), e.g. 127.0.0.1:7000,127.0.0.1:7001`,
+    });
+    return z.NEVER;
+  }
+  return nodes as { host: string; port: number }[];
+});
+
 const byteSize = z.string().regex(/^\d+(b|kb|mb)?$/i, 'a size such as 512kb or 1mb');
 
 /**
@@ -70,7 +92,22 @@ export const envSchema = z.object({
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: z.url().default('postgres://root@127.0.0.1:5432/sports'),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** A streaming replica for searches and collection reads (shared/db/read-router.ts); unset: the primary. */
+  DATABASE_READ_URL: z.url().optional(),
+  /** A replica further behind than this is skipped (reads go to the primary until it catches up). */
+  DATABASE_READ_MAX_LAG_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
+  /**
+   * `false` when DATABASE_URL is a transaction pooler (PgBouncer before 1.21 in pool_mode=transaction):
+   * statements then run unnamed, as the pooler hands each transaction any server connection and a
+   * statement prepared on one is unknown on the next (docs/scale-out.md).
+   */
+  DATABASE_PREPARED_STATEMENTS: bool.default(true),
   REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  /**
+   * `host:port,host:port,...` of a Redis Cluster (some of its nodes: the rest are discovered):
+   * every Redis connection then goes to the cluster and REDIS_URL is not used.
+   */
+  REDIS_CLUSTER_NODES: redisNodes.optional(),
   QUEUE_PREFIX: z.string().min(1).default('sb'),
   SERVICES: listOf(SERVICE_NAMES).default([...SERVICE_NAMES]),
   WORKER_QUEUES: listOf(QUEUE_NAMES).default([...QUEUE_NAMES]),

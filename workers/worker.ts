@@ -3,7 +3,7 @@ import { type Config, ConfigError } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
-import { createRedis } from '../shared/queue/connection.ts';
+import { createRedis, queuePrefix } from '../shared/queue/connection.ts';
 import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { hasJobs, JOB_QUEUES, type JobQueue } from '../shared/queue/jobs.ts';
 import { markOutboxFailed, OutboxRelay } from '../shared/queue/outbox.ts';
@@ -53,18 +53,20 @@ export async function startWorkers(
   // A connection per job running at once; a queue with its own concurrency (webhooks: its jobs
   // mostly wait on the network) counts up to DATABASE_POOL_MAX.
   const own = names.map((n) => Math.min(CONCURRENCY[n]?.(config) ?? 0, config.DATABASE_POOL_MAX));
-  const { db } = createDb(config.DATABASE_URL, Math.max(2, config.WORKER_CONCURRENCY, ...own));
+  const { db } = createDb(config.DATABASE_URL, Math.max(2, config.WORKER_CONCURRENCY, ...own), {
+    preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+  });
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
   const deps: WorkerDeps = { config, db, logger };
   const metrics = new WorkerMetrics();
-  const connection = createRedis(config.REDIS_URL, 'worker');
+  const connection = createRedis(config, 'worker');
   const workers = names.map((name) => {
     // checkProcessors made sure it is there.
     const processor = processors[name] as QueueProcessor<typeof name>;
     metrics.watch(name);
     const worker = new Worker(name, dispatch(name, processor, deps, metrics), {
       connection,
-      prefix: config.QUEUE_PREFIX,
+      prefix: queuePrefix(config.QUEUE_PREFIX, name, connection.isCluster),
       concurrency: CONCURRENCY[name]?.(config) ?? config.WORKER_CONCURRENCY,
       // A killed worker's job is taken up again once its lock expires and the next stalled check
       // runs. BullMQ renews the lock every half of it while the event loop is free: no handler
@@ -106,7 +108,7 @@ export async function startWorkers(
   });
   // Every worker process also relays the outbox, so jobs flow even when no API process runs; its
   // relay also reconciles: it relays again the jobs Redis lost.
-  const producer = new QueueSet(createRedis(config.REDIS_URL, 'producer'), config.QUEUE_PREFIX);
+  const producer = new QueueSet(createRedis(config, 'producer'), config.QUEUE_PREFIX);
   const relay = new OutboxRelay(
     db,
     producer,
@@ -127,7 +129,8 @@ export async function startWorkers(
   // The job schedulers of the queues this process runs (on the worker connection: waits for Redis).
   const scheduled = names.flatMap((name) => {
     const schedule = SCHEDULES[name];
-    return schedule ? [{ queue: new Queue(name, { connection, prefix: config.QUEUE_PREFIX }), schedule }] : [];
+    const prefix = queuePrefix(config.QUEUE_PREFIX, name, connection.isCluster);
+    return schedule ? [{ queue: new Queue(name, { connection, prefix }), schedule }] : [];
   });
   for (const { queue, schedule } of scheduled) await schedule(queue, config);
   // A Redis that lost its data lost the schedulers too: put back those gone (upserting one that

@@ -132,7 +132,7 @@ export const catalogueService: ServiceModule = {
   errorFormat: 'jsonapi',
   prefixes: ['/sports', '/groups'],
   routers: (app) => {
-    const { db, pool } = app;
+    const { db } = app;
     const router = new ApiRouter({
       prefix: '',
       errorFormat: 'jsonapi',
@@ -162,7 +162,7 @@ export const catalogueService: ServiceModule = {
         queryErrorStatus: 404,
         handler: async ({ query, ctx }) => {
           const languages = languagesOf(ctx);
-          const page = await searchSports(pool, {
+          const search = {
             q: query.q,
             tag: query.tag,
             vendorId: query.vendor_id,
@@ -170,8 +170,14 @@ export const catalogueService: ServiceModule = {
             languages,
             page: query['page[number]'],
             size: query['page[size]'],
+          };
+          const { page, included } = await app.reads.read(undefined, async (read) => {
+            const page = await searchSports(read.pool, search);
+            const included = query.include.size
+              ? await relatedSports(read.db, page.items, query.include, languages)
+              : [];
+            return { page, included };
           });
-          const included = query.include.size ? await relatedSports(db, page.items, query.include, languages) : [];
           return { ...page, pageParam: 'page[number]', included: [related(sportView, included)] };
         },
       })
@@ -208,13 +214,12 @@ export const catalogueService: ServiceModule = {
         queryErrorStatus: 400,
         handler: async ({ query, ctx }) => {
           const languages = languagesOf(ctx);
-          const page = await listGroups(db, languages, query['page[number]'], query['page[size]']);
-          const ids = query.include.size ? [...new Set(page.items.flatMap((g) => g.sports))] : [];
-          return {
-            ...page,
-            pageParam: 'page[number]',
-            included: [related(sportView, await sportsByIds(db, ids, languages))],
-          };
+          const { page, sports } = await app.reads.read(undefined, async (read) => {
+            const page = await listGroups(read.db, languages, query['page[number]'], query['page[size]']);
+            const ids = query.include.size ? [...new Set(page.items.flatMap((g) => g.sports))] : [];
+            return { page, sports: await sportsByIds(read.db, ids, languages) };
+          });
+          return { ...page, pageParam: 'page[number]', included: [related(sportView, sports)] };
         },
       })
       .get({

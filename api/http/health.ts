@@ -1,9 +1,8 @@
-import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { pingDb } from '../../shared/db/database.ts';
-import { pingRedis } from '../../shared/queue/connection.ts';
+import { pingRedis, type RedisClient } from '../../shared/queue/connection.ts';
 import type { OpenApiRegistry } from './openapi.ts';
 import { ApiRouter } from './route.ts';
 
@@ -18,7 +17,7 @@ const readiness = z
 /** Liveness, readiness and metrics: the operator's endpoints (docs/operations.md). */
 export function healthRouter(deps: {
   pool: pg.Pool;
-  redis: Redis;
+  redis: RedisClient;
   metrics: Registry;
   registry: OpenApiRegistry;
   bodyLimitBytes: number;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RedisClient } from '../../shared/queue/connection.ts';
 import { bearerToken } from './auth.ts';
 import { tooManyRequests } from './errors.ts';
 
@@ -18,8 +18,9 @@ export interface RateLimitOptions {
  * maxIpsCount): behind N proxies it is the N-th X-Forwarded-For entry from the right, so a client
  * cannot pick its own budget by writing the header.
  * If Redis is unreachable the request goes through: losing rate limits beats losing the API.
+ * Each budget is one key, so its commands work on a Redis Cluster as on one server.
  */
-export function rateLimit(redis: Redis, options: RateLimitOptions): Middleware {
+export function rateLimit(redis: RedisClient, options: RateLimitOptions): Middleware {
   const byIp = new RateLimiterRedis({
     storeClient: redis,
     keyPrefix: `${options.keyPrefix}:ip`,

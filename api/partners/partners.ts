@@ -64,7 +64,7 @@ const idParams = z.object({ partner_id: z.string().min(1).max(200) });
 
 /** /api/v1/partners: public reads, staff-only writes (docs/partners.md). */
 export function partnersResource(router: ApiRouter, app: AppContext) {
-  const { db, pool } = app;
+  const { db } = app;
   return new Resource(router, app, {
     path: '/partners',
     itemPath: '/:partner_id',
@@ -84,7 +84,7 @@ export function partnersResource(router: ApiRouter, app: AppContext) {
       ].join('\n\n'),
       query: partnerSearchQuery,
       handler: async ({ query }): Promise<Page<never>> => {
-        const found = await findPartners(pool, query);
+        const found = await app.reads.read(undefined, ({ pool }) => findPartners(pool, query));
         return {
           // The records come serialized and joined by PostgreSQL: only the brackets are added.
           items: new SerializedItems(found.json, found.count),

@@ -39,7 +39,7 @@ export function searchOperation(app: AppContext) {
     query: searchQuery,
     item: featureSchema,
     handler: async ({ query }: { query: SearchQuery }): Promise<Page<never>> => {
-      const found = await searchPlaces(app.pool, query);
+      const found = await app.reads.read(undefined, ({ pool }) => searchPlaces(pool, query));
       return {
         // The Features come serialized and joined by PostgreSQL: only the envelope is written here.
         items: new SerializedItems(found.featuresJson, found.count),

@@ -160,20 +160,22 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       description:
         "Only the caller's activities. `user` / `user[]` and `sport` / `sport[]` take IRIs or bare ids; `startdate[...]`, `createdAt[...]` and `updatedAt[...]` take `after`, `before` (inclusive), `strictly_after`, `strictly_before`; `trackFlag=true|false`; `order[startdate|createdAt|updatedAt|duration|id]=asc|desc` (default: startdate descending; ties by id). Syncing (`updatedAt[after]` with `order[updatedAt]=asc`, and /v2/deleted_activities): docs/tracking-sync.md. Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
-      handler: async ({ query, ctx, caller: user }) => {
-        const found = await listActivities(
-          db,
-          user.id,
-          {
-            users: listFilterOf<string>(query, 'user'),
-            sports: listFilterOf<number>(query, 'sport'),
-            startdate: dateFilterOf(query, 'startdate'),
-            createdAt: dateFilterOf(query, 'createdAt'),
-            updatedAt: dateFilterOf(query, 'updatedAt'),
-            trackFlag: query.trackFlag,
-            order: orderOf(query, ctx.querystring, ACTIVITY_ORDERS),
-          },
-          query,
+      handler: async ({ query, ctx, caller: user, principal }) => {
+        const found = await app.reads.read(principal.accountId, ({ db }) =>
+          listActivities(
+            db,
+            user.id,
+            {
+              users: listFilterOf<string>(query, 'user'),
+              sports: listFilterOf<number>(query, 'sport'),
+              startdate: dateFilterOf(query, 'startdate'),
+              createdAt: dateFilterOf(query, 'createdAt'),
+              updatedAt: dateFilterOf(query, 'updatedAt'),
+              trackFlag: query.trackFlag,
+              order: orderOf(query, ctx.querystring, ACTIVITY_ORDERS),
+            },
+            query,
+          ),
         );
         return { ...found, page: query.page, limit: query.limit };
       },

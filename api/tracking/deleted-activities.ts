@@ -47,7 +47,6 @@ const days = (seconds: number) => (seconds % 86_400 === 0 ? `${seconds / 86_400}
 
 /** /v2/deleted_activities: the caller's own tombstones, oldest first. */
 export function deletedActivitiesResource(router: ApiRouter, app: AppContext): void {
-  const { db } = app;
   const kept = days(app.config.TRACKING_TOMBSTONE_TTL_S);
   new Resource(router, app, {
     path: '/deleted_activities',
@@ -63,12 +62,14 @@ export function deletedActivitiesResource(router: ApiRouter, app: AppContext): v
     summary: "The caller's deleted activities (tombstones), for syncing",
     description: `One member per activity of the caller deleted in the last ${kept} (TRACKING_TOMBSTONE_TTL_S), then purged: a client whose last sync is older reads everything again. \`@id\` is the deleted activity's IRI; ids are never reused, so a tombstone means the activity is gone for good. \`deletedAt[after|before|strictly_after|strictly_before]\` bound the deletion time; \`order[deletedAt]=asc|desc\` (default: oldest first; ties by id). Paging: \`page\`, \`limit\` (default 30, at most 100). Syncing recipe: docs/tracking-sync.md.`,
     query: listQuery,
-    handler: async ({ query, ctx, caller: user }) => {
-      const found = await listTombstones(
-        db,
-        user.id,
-        { deletedAt: dateFilterOf(query, 'deletedAt'), order: orderOf(query, ctx.querystring, TOMBSTONE_ORDERS) },
-        query,
+    handler: async ({ query, ctx, caller: user, principal }) => {
+      const found = await app.reads.read(principal.accountId, ({ db }) =>
+        listTombstones(
+          db,
+          user.id,
+          { deletedAt: dateFilterOf(query, 'deletedAt'), order: orderOf(query, ctx.querystring, TOMBSTONE_ORDERS) },
+          query,
+        ),
       );
       return { ...found, page: query.page, limit: query.limit };
     },

@@ -105,18 +105,20 @@ export function measuresResource(router: ApiRouter, app: AppContext): void {
       description:
         "Only the caller's measures. `datatype` / `datatype[]` take IRIs or bare ids; `date[after|before|strictly_after|strictly_before]` bound the date, `updatedAt[...]` the last change (syncing: docs/tracking-sync.md); `order[date|id|createdAt|updatedAt]=asc|desc` (default: date ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
-      handler: async ({ query, ctx, caller: user }) => {
-        const found = await listMeasures(
-          db,
-          user.id,
-          {
-            datatypes: listFilterOf<number>(query, 'datatype'),
-            users: listFilterOf<string>(query, 'user'),
-            date: dateFilterOf(query, 'date'),
-            updatedAt: dateFilterOf(query, 'updatedAt'),
-            order: orderOf(query, ctx.querystring, MEASURE_ORDERS),
-          },
-          query,
+      handler: async ({ query, ctx, caller: user, principal }) => {
+        const found = await app.reads.read(principal.accountId, ({ db }) =>
+          listMeasures(
+            db,
+            user.id,
+            {
+              datatypes: listFilterOf<number>(query, 'datatype'),
+              users: listFilterOf<string>(query, 'user'),
+              date: dateFilterOf(query, 'date'),
+              updatedAt: dateFilterOf(query, 'updatedAt'),
+              order: orderOf(query, ctx.querystring, MEASURE_ORDERS),
+            },
+            query,
+          ),
         );
         return { ...found, page: query.page, limit: query.limit };
       },

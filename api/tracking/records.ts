@@ -80,20 +80,22 @@ export function recordsResource(router: ApiRouter, app: AppContext): void {
       description:
         "Only the caller's records, computed after each activity import. Filters, each scalar (`sport=121`) or repeated / array form (`sport[]=121&sport[]=385`), values ORed within a filter and ANDed across filters: `activity`, `sport`, `datatype` (IRIs or bare ids), `type` (`all`, `distance.5000m`...); `updatedAt[after|before|strictly_after|strictly_before]` (syncing: docs/tracking-sync.md). `order[id|type|value|createdAt|updatedAt]=asc|desc` (default: id ascending; ties by id). Paging: `page`, `limit` (default 30, at most 100).",
       query: listQuery,
-      handler: async ({ query, ctx, caller: user }) => {
-        const found = await listRecords(
-          db,
-          user.id,
-          {
-            activities: listFilterOf<string>(query, 'activity'),
-            sports: listFilterOf<number>(query, 'sport'),
-            types: listFilterOf<string>(query, 'type'),
-            datatypes: listFilterOf<number>(query, 'datatype'),
-            users: listFilterOf<string>(query, 'user'),
-            updatedAt: dateFilterOf(query, 'updatedAt'),
-            order: orderOf(query, ctx.querystring, RECORD_ORDERS),
-          },
-          query,
+      handler: async ({ query, ctx, caller: user, principal }) => {
+        const found = await app.reads.read(principal.accountId, ({ db }) =>
+          listRecords(
+            db,
+            user.id,
+            {
+              activities: listFilterOf<string>(query, 'activity'),
+              sports: listFilterOf<number>(query, 'sport'),
+              types: listFilterOf<string>(query, 'type'),
+              datatypes: listFilterOf<number>(query, 'datatype'),
+              users: listFilterOf<string>(query, 'user'),
+              updatedAt: dateFilterOf(query, 'updatedAt'),
+              order: orderOf(query, ctx.querystring, RECORD_ORDERS),
+            },
+            query,
+          ),
         );
         return { ...found, page: query.page, limit: query.limit };
       },

@@ -185,8 +185,10 @@ export function userSumupsResource(router: ApiRouter, app: AppContext): void {
       summary: "The caller's statistics by period",
       description: LIST_DESCRIPTION,
       query: listQuery,
-      handler: async ({ query, ctx, caller: user }) => {
-        const found = await listSumups(db, user.id, filterOf(query, ctx.querystring), query);
+      handler: async ({ query, ctx, caller: user, principal }) => {
+        const found = await app.reads.read(principal.accountId, ({ db }) =>
+          listSumups(db, user.id, filterOf(query, ctx.querystring), query),
+        );
         return { ...found, page: query.page, limit: query.limit };
       },
     })

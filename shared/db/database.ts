@@ -12,13 +12,51 @@ export interface DbHandle {
   pool: pg.Pool;
 }
 
-export function createDb(url: string, max = 10): DbHandle {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+/** Driver settings a pool may add (a replica's application_name, a shorter connect timeout). */
+export type PoolOptions = Pick<pg.PoolConfig, 'application_name' | 'connectionTimeoutMillis' | 'query_timeout'>;
+
+export function createDb(
+  url: string,
+  max = 10,
+  { preparedStatements = true, ...options }: PoolOptions & { preparedStatements?: boolean } = {},
+): DbHandle {
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, ...options });
+  if (!preparedStatements) pool.on('connect', runUnnamed);
   // An idle client losing its connection (Postgres restart) must not crash the process.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   POOLS.set(db, pool);
   return { db, pool };
+}
+
+/** application_name of the API's replica pools: a replica's pg_stat_activity shows what they ran. */
+export const READ_POOL_NAME = 'sports-api:read';
+
+/**
+ * The pool for reads that may lag (DATABASE_READ_URL, shared/db/read-router.ts). A replica that
+ * stopped answering must not hold a request for the default connect wait: the read goes to the
+ * primary after this one.
+ */
+export function createReadDb(url: string, max = 10, preparedStatements = true): DbHandle {
+  return createDb(url, max, { application_name: READ_POOL_NAME, connectionTimeoutMillis: 1_000, preparedStatements });
+}
+
+/**
+ * DATABASE_PREPARED_STATEMENTS=false: the client drops the `name` of the statements given to it
+ * (the searches', the webhook deliveries'), so they run unnamed. Behind a transaction pooler each
+ * transaction may get another server connection, where a name prepared elsewhere is unknown (or
+ * already taken by another client's statement).
+ */
+function runUnnamed(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((config: unknown, ...rest: unknown[]) => {
+    // A submittable (a COPY stream) carries no name to drop.
+    if (config && typeof config === 'object' && 'name' in config && !('submit' in config)) {
+      const { name: _name, ...unnamed } = config as pg.QueryConfig;
+      return query(unnamed, ...rest);
+    }
+    return query(config, ...rest);
+  }) as typeof client.query;
 }
 
 /** The pool of each Db made by createDb: Kysely keeps its own private. */

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { QUEUE_NAMES, type QueueName } from '../config.ts';
+import { queuePrefix, type RedisClient } from './connection.ts';
 
 export { QUEUE_NAMES, type QueueName };
 
@@ -25,10 +25,11 @@ export class RedisUnavailableError extends Error {}
 /** Producer-side queues, one per name, sharing one fail-fast connection. */
 export class QueueSet {
   readonly #queues = new Map<QueueName, Queue>();
-  readonly connection: Redis;
+  readonly connection: RedisClient;
+  /** QUEUE_PREFIX; a queue's own BullMQ prefix is prefixOf(name) (hash-tagged on a cluster). */
   readonly prefix: string;
 
-  constructor(connection: Redis, prefix: string) {
+  constructor(connection: RedisClient, prefix: string) {
     this.connection = connection;
     this.prefix = prefix;
   }
@@ -41,10 +42,15 @@ export class QueueSet {
     if (this.connection.status !== 'ready') throw new RedisUnavailableError(`Redis is ${this.connection.status}`);
   }
 
+  /** The BullMQ prefix of a queue (connection.ts queuePrefix). */
+  prefixOf(name: QueueName): string {
+    return queuePrefix(this.prefix, name, this.connection.isCluster);
+  }
+
   get(name: QueueName): Queue {
     let queue = this.#queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions });
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefixOf(name), defaultJobOptions });
       queue.on('error', () => {});
       this.#queues.set(name, queue);
     }

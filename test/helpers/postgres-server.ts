@@ -14,9 +14,20 @@ const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 // initdb and postgres refuse to run as root: run them as the `postgres` OS user then.
 const asRoot = process.getuid?.() === 0;
 
-function command(program: string, args: string[]): [string, string[]] {
+/** A PostgreSQL program with its arguments, run as `postgres` when this process is root. */
+export function command(program: string, args: string[]): [string, string[]] {
   const file = path.join(BIN, program);
   return asRoot ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
+}
+
+/** A new temporary directory the server's OS user owns. */
+export function postgresDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sb-pg-'));
+  if (asRoot) {
+    const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres']).toString().trim()));
+    chownSync(dir, uid as number, gid as number);
+  }
+  return dir;
 }
 
 /**
@@ -30,18 +41,15 @@ export class PrivatePostgres {
   #running = false;
   readonly #onExit = () => this.#stopNow();
 
-  private constructor(dir: string, port: number) {
+  /** A cluster in `dir/data` served on `port` (see create, and PostgresReplica). */
+  protected constructor(dir: string, port: number) {
     this.dir = dir;
     this.port = port;
   }
 
   /** initdb, start, create the `sports` database, migrate and seed. */
   static async create(): Promise<PrivatePostgres> {
-    const dir = mkdtempSync(path.join(tmpdir(), 'sb-pg-'));
-    if (asRoot) {
-      const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres']).toString().trim()));
-      chownSync(dir, uid as number, gid as number);
-    }
+    const dir = postgresDir();
     const server = new PrivatePostgres(dir, await freePort());
     const data = path.join(dir, 'data');
     await run(

@@ -1,0 +1,50 @@
+import { parseOptions, usageError } from '../../shared/runtime/cli.ts';
+import { PostgresReplica } from '../../test/helpers/postgres-replica.ts';
+import { PrivatePostgres } from '../../test/helpers/postgres-server.ts';
+
+/**
+ * `npm run cluster:pg-replica`: a PostgreSQL primary (PostGIS, migrated and seeded) and a
+ * streaming replica of it made with `pg_basebackup -R`, each in a temporary folder on its own
+ * loopback port, with PostgreSQL 15's Debian binaries (docs/scale-out.md, "Read replica"). It
+ * prints the DATABASE_URL and DATABASE_READ_URL to give the API; Ctrl-C stops both and deletes
+ * their folders. `--primary-port` makes only a replica, of a server already running there.
+ * Tests start the same servers (test/scale-read-replica.test.ts).
+ */
+
+const USAGE = `usage: npm run cluster:pg-replica -- [--primary-port P [--primary-host H]]
+  A private primary and a streaming replica on 127.0.0.1 (free ports); prints DATABASE_URL and
+  DATABASE_READ_URL. With --primary-port, only a replica of the server on H:P (default host
+  127.0.0.1), which must let the OS user postgres connect for replication without a password
+  (pg_hba.conf "host replication postgres 127.0.0.1/32 trust"). Run as root or as postgres.
+  Ctrl-C stops what it started, deletes its folders and the replica's slot on the primary.`;
+
+const values = parseOptions({ 'primary-port': { type: 'string' }, 'primary-host': { type: 'string' } }, USAGE);
+const port = values['primary-port'] === undefined ? undefined : Number(values['primary-port']);
+if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65_535))
+  usageError(USAGE, `--primary-port ${values['primary-port']}: give a port from 1 to 65535`);
+if (values['primary-host'] !== undefined && port === undefined)
+  usageError(USAGE, '--primary-host needs --primary-port');
+
+const primary = port === undefined ? await PrivatePostgres.create() : undefined;
+const replica = await PostgresReplica.of(primary ?? { port: port as number, host: values['primary-host'] });
+console.log(
+  [
+    `Read replica ready in ${replica.dir} (slot ${replica.slot} on the primary; Ctrl-C stops it):`,
+    ...(primary ? [`DATABASE_URL=${primary.url}`] : []),
+    `DATABASE_READ_URL=${replica.url}`,
+  ].join('\n'),
+);
+// The servers run in their own processes: this one only waits for Ctrl-C (and, exiting, stops them).
+const waiting = setInterval(() => {}, 1 << 30);
+let closing = false;
+const stop = async () => {
+  if (closing) process.exit(1);
+  closing = true;
+  console.log('stopping the replica', primary ? 'and the primary' : '');
+  await replica.destroy();
+  await primary?.destroy();
+  clearInterval(waiting);
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
