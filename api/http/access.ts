@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import { requireApiKey } from './api-key.ts';
 import { authorizeBearer, bearerToken, requireBearer, type TokenVerifier } from './auth.ts';
 import { unauthorized } from './errors.ts';
+import { requireKeyAndBearer } from './key-and-bearer.ts';
 import type { Security } from './route.ts';
 
 /**
@@ -33,7 +34,7 @@ export function accessMiddleware(app: Pick<AppContext, 'verifier' | 'db'>, acces
       return [requireApiKey(app.db)];
     case 'bearer+key':
       // The key first: a client without a key learns nothing about its token.
-      return [requireApiKey(app.db), requireBearer(app.verifier)];
+      return [requireKeyAndBearer(app)];
     default:
       return [];
   }

@@ -15,7 +15,7 @@ declare module 'koa' {
   }
 }
 
-const apiKeyError = (detail: string) =>
+export const apiKeyError = (detail: string) =>
   new HttpError(401, 'Unauthorized', detail, [], { 'WWW-Authenticate': 'ApiKey header="x-api-key"' });
 
 /**

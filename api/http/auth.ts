@@ -8,7 +8,12 @@ import {
   jwtVerify,
 } from 'jose';
 import type { Middleware } from 'koa';
-import { ensureExternalAccount, findTokenState, type TokenState } from '../../shared/accounts/token-accounts.ts';
+import {
+  ensureExternalAccount,
+  findTokenState,
+  type TokenRef,
+  type TokenState,
+} from '../../shared/accounts/token-accounts.ts';
 import { isScopedService, requiredScope } from '../../shared/auth/scopes.ts';
 import { LOCAL_ALGORITHMS, publicJwks } from '../../shared/auth/signing-keys.ts';
 import {
@@ -22,6 +27,7 @@ import {
 import type { Config } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
+import type { TrackingUser } from '../../shared/tracking/users/store.ts';
 import { HttpError, unauthorized } from './errors.ts';
 import { type TokenExpectations, tokenFailure } from './token-failures.ts';
 import { unavailableDependency } from './unavailable.ts';
@@ -41,6 +47,11 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   /** The OpenID Connect scopes the user allowed the token's client (what its profile may show). */
   oidcScopes: ReadonlySet<string>;
+  /**
+   * The account's tracking user, when the credentials' statement read it (`bearer+key`, every
+   * tracking call: api/http/key-and-bearer.ts); null before their first call creates it.
+   */
+  trackingUser?: TrackingUser | null;
 }
 
 declare module 'koa' {
@@ -65,6 +76,12 @@ export class TokenVerifier {
   #localKeys: JWTVerifyGetKey | undefined;
   #loadedAt = 0;
   readonly #external: JWTVerifyGetKey | undefined;
+  /**
+   * Our access tokens already verified, by their text, oldest first: the same bytes checked
+   * against the same keys can only pass again, so a repeat only has its time window checked.
+   * Whether the token still holds (revocation, account, client) is read on every request.
+   */
+  readonly #verified = new Map<string, JWTPayload>();
 
   constructor(db: Db, config: Config) {
     this.#db = db;
@@ -77,19 +94,40 @@ export class TokenVerifier {
     if (!this.#localKeys || (forceReload && Date.now() - this.#loadedAt > 10_000)) {
       this.#localKeys = createLocalJWKSet(await publicJwks(this.#db));
       this.#loadedAt = Date.now();
+      this.#verified.clear();
     }
     return this.#localKeys;
   }
 
   /** The verified claims of a token and its kind (401 otherwise): reads keys and clients, writes nothing. */
   async signedClaims(token: string): Promise<{ payload: JWTPayload; kind: TokenKind }> {
+    const known = this.#verified.get(token);
+    if (known && this.#inTimeWindow(known)) return { payload: known, kind: 'access' };
     try {
-      return await this.#verifyPayload(token);
+      const verified = await this.#verifyPayload(token);
+      if (verified.kind === 'access') this.#remember(token, verified.payload);
+      return verified;
     } catch (error) {
       // The keys could not be read (PostgreSQL down): a 503, not a verdict on the token.
       if (unavailableDependency(error)) throw error;
       throw unauthorized(tokenFailure(error, token, this.#expectations(token)));
     }
+  }
+
+  /** `exp` and `nbf` as jwtVerify checks them, with the same clock tolerance. */
+  #inTimeWindow(payload: JWTPayload): boolean {
+    const now = Math.floor(Date.now() / 1000);
+    const tolerance = this.#config.AUTH_CLOCK_TOLERANCE_S;
+    if (typeof payload.exp !== 'number' || payload.exp <= now - tolerance) return false;
+    return typeof payload.nbf !== 'number' || payload.nbf <= now + tolerance;
+  }
+
+  #remember(token: string, payload: JWTPayload): void {
+    if (this.#verified.size >= VERIFIED_TOKENS_KEPT) {
+      const oldest = this.#verified.keys().next();
+      if (!oldest.done) this.#verified.delete(oldest.value);
+    }
+    this.#verified.set(token, payload);
   }
 
   /** What a token is checked against: the external provider's settings for its tokens, else ours. */
@@ -110,7 +148,11 @@ export class TokenVerifier {
    */
   async verify(token: string): Promise<Principal> {
     const { payload, kind } = await this.signedClaims(token);
-    const state = await this.#state(kind, payload);
+    return this.principalOf(kind, payload, await this.#state(kind, payload));
+  }
+
+  /** The caller of verified claims, given the state of the account they name (read by the caller or by verify). */
+  principalOf(kind: TokenKind, payload: JWTPayload, state: TokenState | undefined): Principal {
     if (!state) throw unauthorized('The access token does not match an account');
     const refusal = tokenRefusal(kind, payload, state);
     if (refusal) throw unauthorized(refusal);
@@ -185,25 +227,31 @@ export class TokenVerifier {
 
   /** The account the token names and its state; an external user's account is created the first time they are seen. */
   async #state(kind: TokenKind, payload: JWTPayload): Promise<TokenState | undefined> {
-    const sub = String(payload.sub);
-    if (kind !== 'external')
-      return findTokenState(this.#db, {
-        sub,
-        jti: typeof payload.jti === 'string' ? payload.jti : undefined,
-        clientId: tokenClientId(kind, payload),
-        grantId: typeof payload.grant_id === 'string' ? payload.grant_id : undefined,
-      });
+    if (kind !== 'external') return findTokenState(this.#db, tokenRef(kind, payload));
     const { account } = await ensureExternalAccount(this.#db, {
       issuer: String(payload.iss),
-      subject: sub,
+      subject: String(payload.sub),
       email: typeof payload.email === 'string' ? payload.email : undefined,
     });
     return { account, revoked: false };
   }
 }
 
+/** What names the state of one of our tokens (not an external provider's) in the database. */
+export function tokenRef(kind: TokenKind, payload: JWTPayload): TokenRef {
+  return {
+    sub: String(payload.sub),
+    jti: typeof payload.jti === 'string' ? payload.jti : undefined,
+    clientId: tokenClientId(kind, payload),
+    grantId: typeof payload.grant_id === 'string' ? payload.grant_id : undefined,
+  };
+}
+
 /** Longer bearer strings are refused before any parsing. */
 const MAX_TOKEN_LENGTH = 8192;
+
+/** Verified access tokens a process remembers (a few MB at most). */
+const VERIFIED_TOKENS_KEPT = 5_000;
 
 function safeIssuer(token: string): string | undefined {
   try {
@@ -223,12 +271,15 @@ export function bearerToken(header: string | undefined): string | undefined {
  * (`<service>:read` or `<service>:write`); 403 `insufficient_scope` otherwise. An id_token is a
  * bearer on the places routes only.
  */
-export async function authorizeBearer(
-  verifier: TokenVerifier,
-  token: string,
-  ctx: { method: string; state: { service?: string; apiKey?: { clientId: string } } },
-): Promise<Principal> {
-  const principal = await verifier.verify(token);
+export async function authorizeBearer(verifier: TokenVerifier, token: string, ctx: RequestScope): Promise<Principal> {
+  return authorizePrincipal(await verifier.verify(token), ctx);
+}
+
+/** What of a request decides whether a caller may make it. */
+type RequestScope = { method: string; state: { service?: string; apiKey?: { clientId: string } } };
+
+/** The caller, once it may make this request (authorizeBearer's checks after the token's). */
+export function authorizePrincipal(principal: Principal, ctx: RequestScope): Principal {
   // The x-api-key names the calling application; a token issued to another one is refused with
   // it (an external provider's tokens name no client of ours and are not bound).
   const key = ctx.state.apiKey;

@@ -7,6 +7,8 @@ import type { CallerResolver } from '../http/resource.ts';
  * first call. Tracking resources declare it (`caller`), so their handlers get the user.
  */
 export function trackingCallerOf(app: Pick<AppContext, 'db'>): CallerResolver<TrackingUser> {
+  // `bearer+key` read the user with the credentials (api/http/key-and-bearer.ts): no query here.
   return (principal) =>
+    principal.trackingUser ??
     ensureTrackingUser(app.db, { accountId: principal.accountId, ldid: principal.ldid, claims: principal.claims });
 }

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { placeholder, preparedStatement } from './prepared.ts';
 import { hashSecret, newSecret } from './secrets.ts';
 
 export interface IssuedApiKey {
@@ -61,25 +62,44 @@ export async function revokeApiKey(db: Db, clientId: string, keyId: string): Pro
 }
 
 /**
- * The live key matching this value (its client not revoked, and not owned by a disabled
- * account), or undefined.
+ * The live keys of a hash (at most one): not revoked, its client not revoked, and not owned by a
+ * disabled account. A subquery, so the tracking calls' statement can join it
+ * (shared/tracking/users/credentials.ts).
  */
-export async function findApiKey(db: Db, key: string): Promise<{ id: string; clientId: string } | undefined> {
-  if (key.length < 10 || key.length > 200) return undefined;
-  const row = await db
+export function liveApiKeys(db: Db, keyHash: RawBuilder<string>) {
+  return db
     .selectFrom('api_keys')
     .innerJoin('oauth_clients', 'oauth_clients.id', 'api_keys.client_id')
     .leftJoin('accounts', 'accounts.id', 'oauth_clients.owner_account_id')
     .select(['api_keys.id', 'api_keys.client_id', 'api_keys.last_used_at'])
-    .where('api_keys.key_hash', '=', hashSecret(key))
+    .where('api_keys.key_hash', '=', keyHash)
     .where('api_keys.revoked_at', 'is', null)
     .where('oauth_clients.revoked_at', 'is', null)
-    .where('accounts.disabled_at', 'is', null)
-    .executeTakeFirst();
+    .where('accounts.disabled_at', 'is', null);
+}
+
+/** What an API key sent with a request is hashed to, or undefined when it cannot be one of ours. */
+export function apiKeyHash(key: string): string | undefined {
+  return key.length < 10 || key.length > 200 ? undefined : hashSecret(key);
+}
+
+const liveKeyStatement = preparedStatement('live-api-key', (db) => liveApiKeys(db, placeholder<string>(1)));
+
+/**
+ * The live key matching this value (its client not revoked, and not owned by a disabled
+ * account), or undefined.
+ */
+export async function findApiKey(db: Db, key: string): Promise<{ id: string; clientId: string } | undefined> {
+  const hash = apiKeyHash(key);
+  if (!hash) return undefined;
+  const [row] = await liveKeyStatement(db, [hash]);
   if (!row) return undefined;
-  // Record use at most once a minute per key (cheap, and enough to spot dead keys).
-  if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) {
-    await db.updateTable('api_keys').set({ last_used_at: sql`now()` }).where('id', '=', row.id).execute();
-  }
+  await noteApiKeyUse(db, row);
   return { id: row.id, clientId: row.client_id };
+}
+
+/** Records a key's use at most once a minute (cheap, and enough to spot dead keys). */
+export async function noteApiKeyUse(db: Db, key: { id: string; last_used_at: Date | null }): Promise<void> {
+  if (key.last_used_at && Date.now() - key.last_used_at.getTime() <= 60_000) return;
+  await db.updateTable('api_keys').set({ last_used_at: sql`now()` }).where('id', '=', key.id).execute();
 }

@@ -1,5 +1,7 @@
+import type { InferResult } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { Role } from '../db/schema/accounts.ts';
+import { placeholder, preparedStatement } from './prepared.ts';
 
 /** The account fields a verified bearer token resolves to. */
 export interface TokenAccount {
@@ -40,18 +42,26 @@ export interface TokenState {
   consent?: { grantedAt: Date; scopes: string[] } | undefined;
 }
 
-/** The account a token of ours names, with its revocation, client and consent state. */
-export async function findTokenState(
-  db: Db,
-  token: { sub: string; jti?: string | undefined; clientId?: string | undefined; grantId?: string | undefined },
-): Promise<TokenState | undefined> {
-  if (!/^[0-9a-f-]{36}$/i.test(token.sub)) return undefined;
-  const clientId = token.clientId && /^[\w-]{1,100}$/.test(token.clientId) ? token.clientId : null;
-  const row = await db
+/** What identifies one of our tokens to its state (findTokenState). */
+export interface TokenRef {
+  sub: string;
+  jti?: string | undefined;
+  clientId?: string | undefined;
+  grantId?: string | undefined;
+}
+
+/**
+ * The account a token names with its client, consent and revocation state, over placeholders
+ * $1-$4 (tokenStateValues): the base of findTokenState's statement and of the tracking calls'
+ * (shared/tracking/users/credentials.ts), which join more to it.
+ */
+export function tokenStateQuery(db: Db) {
+  const client = placeholder<string | null>(2);
+  return db
     .selectFrom('accounts as a')
-    .leftJoin('oauth_clients as c', (j) => j.on('c.id', '=', clientId).on('c.revoked_at', 'is', null))
+    .leftJoin('oauth_clients as c', (j) => j.on('c.id', '=', client).on('c.revoked_at', 'is', null))
     .leftJoin('oauth_consents as g', (j) =>
-      j.onRef('g.account_id', '=', 'a.id').on('g.client_id', '=', clientId).on('g.revoked_at', 'is', null),
+      j.onRef('g.account_id', '=', 'a.id').on('g.client_id', '=', client).on('g.revoked_at', 'is', null),
     )
     .select([
       'a.id',
@@ -65,26 +75,27 @@ export async function findTokenState(
       'g.scopes',
       (eb) =>
         eb
-          .exists(
-            eb
-              .selectFrom('revoked_tokens')
-              .select('jti')
-              .where('jti', '=', token.jti ?? ''),
-          )
+          .exists(eb.selectFrom('revoked_tokens').select('jti').where('jti', '=', placeholder<string>(3)))
           .as('revoked'),
       (eb) =>
         eb
-          .exists(
-            eb
-              .selectFrom('revoked_grants')
-              .select('grant_id')
-              .where('grant_id', '=', token.grantId ?? ''),
-          )
+          .exists(eb.selectFrom('revoked_grants').select('grant_id').where('grant_id', '=', placeholder<string>(4)))
           .as('grant_revoked'),
     ])
-    .where('a.id', '=', token.sub)
-    .executeTakeFirst();
-  if (!row) return undefined;
+    .where('a.id', '=', placeholder<string | null>(1));
+}
+
+/** The values of tokenStateQuery's $1-$4; undefined when the token cannot name an account of ours. */
+export function tokenStateValues(token: TokenRef): [string, string | null, string, string] | undefined {
+  if (!/^[0-9a-f-]{36}$/i.test(token.sub)) return undefined;
+  const clientId = token.clientId && /^[\w-]{1,100}$/.test(token.clientId) ? token.clientId : null;
+  return [token.sub, clientId, token.jti ?? '', token.grantId ?? ''];
+}
+
+type TokenStateRow = InferResult<ReturnType<typeof tokenStateQuery>>[number];
+
+/** A row of tokenStateQuery (or of a statement built on it) as the TokenState tokenRefusal judges. */
+export function tokenStateOf(row: TokenStateRow): TokenState {
   return {
     account: {
       id: row.id,
@@ -99,6 +110,16 @@ export async function findTokenState(
     client: row.first_party === null ? undefined : { firstParty: row.first_party },
     consent: row.granted_at && row.scopes ? { grantedAt: row.granted_at, scopes: row.scopes } : undefined,
   };
+}
+
+const tokenStateStatement = preparedStatement('token-state', tokenStateQuery);
+
+/** The account a token of ours names, with its revocation, client and consent state: one statement. */
+export async function findTokenState(db: Db, token: TokenRef): Promise<TokenState | undefined> {
+  const values = tokenStateValues(token);
+  if (!values) return undefined;
+  const [row] = await tokenStateStatement(db, values);
+  return row ? tokenStateOf(row) : undefined;
 }
 
 export async function findExternalAccount(db: Db, identity: ExternalIdentity): Promise<TokenAccount | undefined> {
