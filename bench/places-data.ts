@@ -1,6 +1,6 @@
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import placesReferential from '../shared/referentials/places-tags-filters.json' with { type: 'json' };
@@ -122,54 +122,104 @@ function offset(city: BenchCity, random: () => number): [number, number] {
   return [lng, lat];
 }
 
-async function copyRows(client: pg.PoolClient, statement: string, rows: string[]): Promise<void> {
-  function* chunks(): Generator<string> {
-    for (let i = 0; i < rows.length; i += 5_000) yield rows.slice(i, i + 5_000).join('');
-  }
-  await pipeline(Readable.from(chunks()), client.query(copyFrom(statement)));
+/**
+ * A point as hex EWKB with SRID 4326 (little-endian point with the SRID flag, then x and y): read
+ * by both geometry and geography input without parsing WKT.
+ */
+const EWKB_POINT_4326 = '0101000020e6100000';
+const ewkb = Buffer.alloc(16);
+function pointHex(lng: number, lat: number): string {
+  ewkb.writeDoubleLE(lng, 0);
+  ewkb.writeDoubleLE(lat, 8);
+  return EWKB_POINT_4326 + ewkb.toString('hex');
+}
+
+/** A COPY FROM STDIN on its own connection, written chunk by chunk with backpressure. */
+function copyInto(client: pg.PoolClient, statement: string) {
+  const stream = client.query(copyFrom(statement));
+  const done = finished(stream);
+  // An error is seen by `done` (awaited at the end) or by a write waiting for 'drain'.
+  done.catch(() => {});
+  return {
+    async write(chunk: string): Promise<void> {
+      if (!stream.write(chunk)) await Promise.race([once(stream, 'drain'), done]);
+    },
+    async end(): Promise<void> {
+      stream.end();
+      await done;
+    },
+  };
 }
 
 export interface LoadResult {
   places: number;
   activities: number;
+  /** Whole load, COPY and index build apart. */
   seconds: number;
+  copySeconds: number;
+  indexSeconds: number;
 }
 
 /**
- * Loads `count` places and their activities with COPY. The place ids are the identity values of
- * a freshly restarted sequence in COPY order (1..count), which the activities refer to; this is
- * checked after the load. Secondary indexes are dropped for the load and rebuilt after (much
- * faster than maintaining two GiST indexes row by row), from their own definitions.
+ * Loads `count` places (ids 1..count) and their activities with COPY, on two connections at once
+ * (places on one, activities on the other) while this process generates the next rows.
+ *
+ * The load is a bulk load of empty tables, done as one: every index but the primary keys is
+ * dropped first and rebuilt after from its own definition (a sort per index instead of
+ * maintaining two GiST and four B-tree indexes row by row), two at a time; and the COPY sessions
+ * run with `session_replication_role = replica`, which skips the per-row triggers (the
+ * activity's copy of its place's geography and approval, written here directly, as the trigger
+ * would) and the foreign-key checks (each activity's place id is in 1..count by construction;
+ * checked after). Needs a superuser, as the benchmarks run.
  */
 export async function loadPlaces(pool: pg.Pool, count: number, log: (s: string) => void): Promise<LoadResult> {
   const started = Date.now();
-  const client = await pool.connect();
+  const placesClient = await pool.connect();
+  const activitiesClient = await pool.connect();
+  const clients = [placesClient, activitiesClient];
   try {
+    const client = placesClient;
     await client.query('truncate place_activities, place_notes, places restart identity cascade');
+    // Unique constraints (not the primary keys, which foreign keys use) and plain indexes.
+    const constraints = await client.query<{ table: string; name: string; definition: string }>(`
+      select c.conrelid::regclass::text as table, c.conname as name, pg_get_constraintdef(c.oid) as definition
+      from pg_constraint c
+      where c.conrelid in ('places'::regclass, 'place_activities'::regclass) and c.contype = 'u'`);
     const indexes = await client.query<{ indexname: string; indexdef: string }>(`
       select i.indexname, i.indexdef from pg_indexes i
       where i.schemaname = 'public' and i.tablename in ('places', 'place_activities')
         and not exists (select 1 from pg_constraint c where c.conname = i.indexname)`);
+    for (const c of constraints.rows) await client.query(`alter table ${c.table} drop constraint "${c.name}"`);
     for (const ix of indexes.rows) await client.query(`drop index if exists "${ix.indexname}"`);
+
+    for (const c of clients) await c.query('set session_replication_role = replica');
+    const placesCopy = copyInto(
+      placesClient,
+      'copy places (id, slug, name, geom, city, country, status, created_at) from stdin with (format text)',
+    );
+    const activitiesCopy = copyInto(
+      activitiesClient,
+      'copy place_activities (place_id, sport_id, tags, attributes, place_geog, place_approved) from stdin with (format text)',
+    );
 
     const cities = loadCities();
     const random = prng(20260101);
     const pick = populationSampler(cities, random);
     const now = Date.now();
     let activityCount = 0;
-    const chunk = 50_000;
-    // Chunks: COPY the places of a chunk, then their activities (the FK needs the places first).
+    const chunk = 10_000;
     for (let first = 1; first <= count; first += chunk) {
       const last = Math.min(count, first + chunk - 1);
-      const places: string[] = [];
-      const activities: string[] = [];
+      let places = '';
+      let activities = '';
       for (let i = first; i <= last; i++) {
         const city = pick();
         const [lng, lat] = offset(city, random);
+        // Rounded to the micro-degree (about 0.1 m), as the data was when written as text.
+        const point = pointHex(Number(lng.toFixed(6)), Number(lat.toFixed(6)));
         const created = new Date(now - random() * 730 * 86_400_000).toISOString();
-        places.push(
-          `bench-${i}\t${copyText(`${city.name} sports place ${i}`)}\tSRID=4326;POINT(${lng.toFixed(6)} ${lat.toFixed(6)})\t${copyText(city.name)}\t${city.country}\tapproved\t${created}\n`,
-        );
+        const cityName = copyText(city.name);
+        places += `${i}\tbench-${i}\t${cityName} sports place ${i}\t${point}\t${cityName}\t${city.country}\tapproved\t${created}\n`;
         const n = 1 + Math.floor(random() * random() * 3);
         const used = new Set<number>();
         for (let k = 0; k < n; k++) {
@@ -178,37 +228,62 @@ export async function loadPlaces(pool: pg.Pool, count: number, log: (s: string) 
           used.add(sport.id);
           const tags = sport.tags.filter(() => random() < 0.3);
           const attrs = JSON.stringify(activityAttributes(sport.filters, random));
-          activities.push(`${i}\t${sport.id}\t${pgArray(tags)}\t${copyText(attrs)}\n`);
+          activities += `${i}\t${sport.id}\t${pgArray(tags)}\t${copyText(attrs)}\t${point}\tt\n`;
+          activityCount++;
         }
       }
-      await copyRows(
-        client,
-        'copy places (slug, name, geom, city, country, status, created_at) from stdin with (format text)',
-        places,
-      );
-      await copyRows(
-        client,
-        'copy place_activities (place_id, sport_id, tags, attributes) from stdin with (format text)',
-        activities,
-      );
-      activityCount += activities.length;
-      if (last % 250_000 === 0 || last === count)
-        log(`  ${last} places copied (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+      await Promise.all([placesCopy.write(places), activitiesCopy.write(activities)]);
+      if (last % 1_000_000 === 0 || last === count)
+        log(`  ${last} places generated and sent (${((Date.now() - started) / 1000).toFixed(0)} s)`);
     }
-    const mismatched = await client.query(`select count(*)::int as n from places where slug <> 'bench-' || id`);
-    if (mismatched.rows[0].n !== 0) throw new Error('place ids do not follow COPY order; activities are misattached');
+    await Promise.all([placesCopy.end(), activitiesCopy.end()]);
+    for (const c of clients) await c.query('set session_replication_role = default');
+    const copied = Date.now();
+    log(`  COPY of ${count} places and ${activityCount} activities: ${((copied - started) / 1000).toFixed(0)} s`);
 
-    log(`  ${activityCount} activities copied; rebuilding ${indexes.rowCount} indexes`);
-    await client.query("set maintenance_work_mem = '256MB'");
-    for (const ix of indexes.rows) {
-      const t = Date.now();
-      await client.query(ix.indexdef);
-      log(`    ${ix.indexname} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
-    }
-    await client.query('vacuum (analyze) places');
-    await client.query('vacuum (analyze) place_activities');
-    return { places: count, activities: activityCount, seconds: (Date.now() - started) / 1000 };
+    // Identity values were given (COPY writes them as sent): the sequence continues after them.
+    await client.query(`select setval(pg_get_serial_sequence('places', 'id'), $1::bigint)`, [count]);
+    const range = await client.query<{ n: number; lo: string | null; hi: string | null }>(
+      'select count(*)::int as n, min(place_id) as lo, max(place_id) as hi from place_activities',
+    );
+    const r = range.rows[0];
+    if (!r || r.n !== activityCount || Number(r.lo) < 1 || Number(r.hi) > count)
+      throw new Error(`activities do not match the places loaded: ${JSON.stringify(r)}`);
+
+    // Indexes and constraints rebuilt two at a time, the largest (GiST) first.
+    const builds = [
+      ...indexes.rows.map((ix) => ({ name: ix.indexname, sql: ix.indexdef })),
+      ...constraints.rows.map((c) => ({
+        name: c.name,
+        sql: `alter table ${c.table} add constraint "${c.name}" ${c.definition}`,
+      })),
+    ].sort((a, b) => Number(/using gist/i.test(b.sql)) - Number(/using gist/i.test(a.sql)));
+    log(`  building ${builds.length} indexes, two at a time`);
+    for (const c of clients) await c.query("set maintenance_work_mem = '1GB'");
+    let next = 0;
+    await Promise.all(
+      clients.map(async (c) => {
+        for (let b = builds[next++]; b; b = builds[next++]) {
+          const t = Date.now();
+          await c.query(b.sql);
+          log(`    ${b.name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+        }
+      }),
+    );
+    await Promise.all([
+      placesClient.query('vacuum (analyze) places'),
+      activitiesClient.query('vacuum (analyze) place_activities'),
+    ]);
+    const indexSeconds = (Date.now() - copied) / 1000;
+    log(`  indexes and vacuum: ${indexSeconds.toFixed(0)} s`);
+    return {
+      places: count,
+      activities: activityCount,
+      seconds: (Date.now() - started) / 1000,
+      copySeconds: (copied - started) / 1000,
+      indexSeconds,
+    };
   } finally {
-    client.release();
+    for (const c of clients) c.release();
   }
 }
