@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { sql } from 'kysely';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { registerClient } from '../shared/accounts/clients.ts';
 import { issueOperatorToken } from '../shared/auth/operator-tokens.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
-import { createDb } from '../shared/db/database.ts';
+import { createDb, type Db } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { freePort } from '../shared/runtime/free-port.ts';
@@ -13,6 +14,7 @@ import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
 import { benchDatabaseUrl, envNumber, ROOT, removeRedisKeys, startApiProcess, stopApiProcess } from './harness.ts';
 import { cpuText, fmt, postgresCpuMs, processCpuMs, quantile, withCpu } from './stats.ts';
 import { type Arrival, type BenchReceiver, bareSignedLoop, startBenchReceiver } from './webhooks-receiver.ts';
+import { measureStages, stagesText } from './webhooks-stages.ts';
 
 /**
  * bench/webhooks: activity posts reaching 10 hooks of their user, through the API, the outbox,
@@ -87,6 +89,15 @@ function redisCpuMs(): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Transactions (statements outside one count one each) and rows written in a database so far. */
+async function postgresWork(db: Db, database: string): Promise<{ transactions: number; rows: number }> {
+  const { rows } = await sql<{ transactions: string; rows: string }>`
+    select xact_commit + xact_rollback as transactions, tup_inserted + tup_updated + tup_deleted as rows
+    from pg_stat_database where datname = ${database}`.execute(db);
+  await sql`select pg_stat_clear_snapshot()`.execute(db);
+  return { transactions: Number(rows[0]?.transactions ?? 0), rows: Number(rows[0]?.rows ?? 0) };
 }
 
 /** Waits until `count` deliveries arrived, or `idleMs` passed without a new one. */
@@ -233,6 +244,7 @@ export async function run(): Promise<{ failed: boolean }> {
         `twice ${latency.twice}, missing ${latency.missing} | POST answer → receiver p50 ${fmt(quantile(delays, 0.5), 0)} ms ` +
         `p95 ${fmt(p95, 0)} ms p99 ${fmt(quantile(delays, 0.99), 0)} ms max ${fmt(delays.at(-1) ?? Number.NaN, 0)} ms`,
     );
+    log(stagesText(await measureStages(QUEUE_PREFIX, receiver.arrivals, answeredAt)));
     const sample = receiver.arrivals[0]?.body ?? '{}';
 
     // ---- throughput: a backlog made with the worker stopped, then drained
@@ -245,6 +257,7 @@ export async function run(): Promise<{ failed: boolean }> {
     worker = await startWorkerProcess(url);
     const workerPid = worker.pid ?? 0;
     const database = new URL(url).pathname.slice(1);
+    const pgBefore = await postgresWork(db, database);
     const drained = await withCpu(
       {
         worker: () => processCpuMs(workerPid),
@@ -258,6 +271,9 @@ export async function run(): Promise<{ failed: boolean }> {
       },
     );
     const burst = tally(receiver.arrivals, SETTINGS.burst * HOOKS);
+    // The backends report their counts within a second of their last transaction.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const pgAfter = await postgresWork(db, database);
     const times = receiver.arrivals.map((a) => a.at);
     const ours = burst.received / ((Math.max(...times) - Math.min(...times)) / 1000);
     receiver.reset();
@@ -279,6 +295,11 @@ export async function run(): Promise<{ failed: boolean }> {
         `bare signed fetch loop ${fmt(bare.perSecond)}/s (${bare.errors} errors) | ratio ${fmt(ratio * 100, 0)} %`,
     );
     log(`CPU ms per delivery: pipeline ${cpuText(drained.cpuPerOp)} | bare ${cpuText(bare.cpuPerOp)}`);
+    const perDelivery = (n: number) => fmt(n / Math.max(1, burst.received), 2);
+    log(
+      `PostgreSQL per delivery: ${perDelivery(pgAfter.transactions - pgBefore.transactions)} transactions, ` +
+        `${perDelivery(pgAfter.rows - pgBefore.rows)} rows written (inserted, updated, deleted)`,
+    );
 
     failed = !(latencyOk && throughputOk);
     log(`\n=== summary (load average now ${loadavg()[0]?.toFixed(1)})`);

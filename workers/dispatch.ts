@@ -3,7 +3,7 @@ import { ConfigError } from '../shared/config.ts';
 import { runWithRequestContext } from '../shared/observability/request-context.ts';
 import { tracing } from '../shared/observability/tracing.ts';
 import { decodeJobMeta } from '../shared/queue/job-meta.ts';
-import { type JobName, type JobQueue, jobNames } from '../shared/queue/jobs.ts';
+import { hasOutboxRow, type JobName, type JobQueue, jobNames } from '../shared/queue/jobs.ts';
 import { markOutboxDone } from '../shared/queue/outbox.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { JobDeps, Processors, QueueProcessor, WorkerDeps } from './processor.ts';
@@ -61,9 +61,9 @@ export function dispatch<Q extends JobQueue>(
     const meta = decodeJobMeta(job.opts?.telemetry?.metadata);
     const requestId = meta?.requestId;
     const logger = requestId === undefined ? deps.logger : deps.logger.child({ reqId: requestId });
-    // Scheduled jobs have no outbox row: the update finds none.
+    // Scheduled jobs have no outbox row: the update finds none. Jobs added without one skip it.
     const markDone: JobDeps['markDone'] = (trx) =>
-      job.id === undefined ? Promise.resolve() : markOutboxDone(trx, queue, job.id);
+      job.id === undefined || !hasOutboxRow(queue, job.name) ? Promise.resolve() : markOutboxDone(trx, queue, job.id);
     const run = () =>
       tracing().inSpan(
         `${queue} ${job.name}`,

@@ -4,6 +4,7 @@ import type { Db } from '../shared/db/database.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import type { JobName, JobPayload, JobQueue } from '../shared/queue/jobs.ts';
 import type { MarkDone } from '../shared/queue/outbox.ts';
+import type { QueueSet } from '../shared/queue/queues.ts';
 
 export interface WorkerDeps {
   config: Config;
@@ -11,6 +12,11 @@ export interface WorkerDeps {
   logger: Logger;
   /** Asks the process's outbox relay for a pass now: a handler that wrote jobs has them sent at once. */
   kickRelay?: () => void;
+  /**
+   * The process's producer queues, for a handler that adds jobs at once, without outbox rows
+   * (shared/queue/outbox.ts addJobsNow), because its own committed rows can make them again.
+   */
+  queues?: QueueSet;
 }
 
 /** A BullMQ job of the map in shared/queue/jobs.ts, its data typed by queue and name. */

@@ -124,6 +124,7 @@ export async function startWorkers(
   );
   relay.start();
   deps.kickRelay = () => relay.kick();
+  deps.queues = producer;
   const served =
     config.WORKER_METRICS_PORT === undefined ? undefined : await metrics.serve(config.HOST, config.WORKER_METRICS_PORT);
   // The job schedulers of the queues this process runs (on the worker connection: waits for Redis).

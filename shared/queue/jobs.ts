@@ -205,6 +205,16 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
   },
 };
 
+/**
+ * Jobs added to BullMQ at once (outbox.ts addJobsNow), never from an outbox row: the worker has
+ * no row to mark done. Their writer's own rows make them again should Redis lose them.
+ */
+const WITHOUT_OUTBOX_ROW: { [Q in JobQueue]?: readonly JobName<Q>[] } = { webhooks: ['deliver'] };
+
+export function hasOutboxRow(queue: JobQueue, name: string): boolean {
+  return !(WITHOUT_OUTBOX_ROW[queue] as readonly string[] | undefined)?.includes(name);
+}
+
 /** The queues that have jobs in this build, in map order. */
 export const JOB_QUEUES = Object.keys(JOB_IDS) as JobQueue[];
 

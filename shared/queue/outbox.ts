@@ -69,6 +69,32 @@ function bullJob(row: {
 }
 
 /**
+ * Adds jobs to BullMQ at once, without outbox rows, for a caller whose own committed rows can
+ * make them again should Redis lose them (the webhook deliveries: shared/tracking/webhooks/sweep.ts).
+ * The request travels as through the outbox; BullMQ keeps one job per id. With a `priority`, the
+ * jobs come after every job added without one (BullMQ takes those first), in their order.
+ */
+export async function addJobsNow(
+  queues: QueueSet,
+  jobs: OutboxJob[],
+  options: { priority?: number } = {},
+): Promise<void> {
+  if (jobs.length === 0) return;
+  queues.assertReady();
+  // The rows' payload is JSON text for the outbox's jsonb; BullMQ gets the payload itself.
+  const rows = outboxRows(jobs).map((row, i) => ({ ...row, payload: jobs[i]?.payload }));
+  const byQueue = new Map<string, typeof rows>();
+  for (const row of rows) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
+  for (const [queue, list] of byQueue)
+    await queues.get(queue as QueueName).addBulk(
+      list.map((row) => {
+        const bull = bullJob(row);
+        return { ...bull, opts: { ...bull.opts, ...options } };
+      }),
+    );
+}
+
+/**
  * Moves one batch of unsent rows to BullMQ and marks them sent, in one transaction; returns how
  * many. Rows are locked with SKIP LOCKED so several relays (one per process) share the work.
  * If Redis is down this throws, the transaction rolls back and the rows wait for the next pass.

@@ -2,8 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import { type Db, poolOf } from '../../db/database.ts';
 import type { Database } from '../../db/schema/index.ts';
 import type { DeliveryState } from '../../db/schema/webhooks.ts';
-import type { MarkDone } from '../../queue/outbox.ts';
 import { formatDateTime } from '../dates.ts';
+import { Batcher } from './batcher.ts';
 import { deliveryBody } from './payload.ts';
 import { hookRetryDelayMs, retryDelayMs } from './retry.ts';
 import { type SendOptions, type SendResult, sendWebhook } from './send.ts';
@@ -19,7 +19,9 @@ import type { TargetRules } from './target.ts';
  *   own backoff too.
  * - Giving up: a hook failing for WEBHOOKS_DISABLE_AFTER_S is disabled and its open deliveries
  *   given up; a delivery whose event is that old when it fails again is given up alone.
- * The end of a delivery commits in one statement; its job's outbox row stays open until then.
+ * The job (added by the fan-out, fan-out.ts) completes only once the delivery's end committed.
+ * The hot path, the load of a delivery and the record of its success, runs in batches: the
+ * deliveries in flight in a process share one statement for each (batcher.ts).
  */
 
 export interface DeliverySettings extends TargetRules {
@@ -72,7 +74,7 @@ interface Delivery {
  * searches do): planned once per connection, not at every delivery.
  */
 const LOAD = {
-  name: 'webhook-delivery-load',
+  name: 'webhook-deliveries-load',
   text: `select d.id, d.hook_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
       h.url, h.secret, h.previous_secret, h.previous_secret_until, h.consecutive_failures, h.retry_at, h.disabled_at,
       e.type, e.resource, e.data, e.occurred_at, b.behind, b.behind_until
@@ -83,24 +85,86 @@ const LOAD = {
       select count(*)::int as behind, max(o.next_attempt_at) as behind_until from webhook_deliveries o
       where o.hook_id = d.hook_id and o.subject = d.subject and o.seq < d.seq and o.state = 'queued'
     ) b
-    where d.id = $1`,
+    where d.id = any($1::text[])`,
 };
+/**
+ * Successes: their attempts (a hook deleted meanwhile has none), their deliveries' end, their
+ * hooks' failures cleared where there were any, and the attempts past the last ATTEMPTS_KEPT
+ * dropped for the hooks in $7.
+ */
 const DELIVERED = {
-  name: 'webhook-delivery-delivered',
-  text: `with attempt as (
+  name: 'webhook-deliveries-delivered',
+  text: `with v as (
+      select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::int[])
+        as v(id, hook_id, event_id, event_type, status_code, duration_ms)
+    ), attempt as (
       insert into webhook_attempts (hook_id, event_id, event_type, status_code, duration_ms, error)
-      values ($2, $3, $4, $5, $6, null)
+      select v.hook_id, v.event_id, v.event_type, v.status_code, v.duration_ms, null from v
+      where exists (select from user_web_hooks h where h.id = v.hook_id)
     ), hook as (
       update user_web_hooks
       set consecutive_failures = 0, start_failure_date = null, retry_at = null, probe_until = null
-      where id = $2 and (consecutive_failures > 0 or start_failure_date is not null or probe_until is not null)
+      where id in (select hook_id from v)
+        and (consecutive_failures > 0 or start_failure_date is not null or probe_until is not null)
+    ), pruned as (
+      delete from webhook_attempts a using (
+        select p.hook_id, (select x.id from webhook_attempts x where x.hook_id = p.hook_id
+          order by x.id desc offset ${ATTEMPTS_KEPT} limit 1) as last_id
+        from unnest($7::text[]) as p(hook_id)
+      ) p
+      where a.hook_id = p.hook_id and a.id <= p.last_id
     )
-    update webhook_deliveries set state = 'delivered', attempts = attempts + 1, finished_at = now()
-    where id = $1 and state = 'queued'`,
+    update webhook_deliveries d set state = 'delivered', attempts = d.attempts + 1, finished_at = now()
+    from v where d.id = v.id and d.state = 'queued'`,
 };
 
-async function loadDelivery(db: Db, deliveryId: string): Promise<Delivery | undefined> {
-  return (await poolOf(db).query<Delivery>({ ...LOAD, values: [deliveryId] })).rows[0];
+interface Success {
+  d: Delivery;
+  result: SendResult;
+  /** Whether this success also drops its hook's oldest attempts (about one in ten does). */
+  prune: boolean;
+}
+
+/** The batched statements of each database (one batch of each in flight at a time). */
+const BATCHERS = new WeakMap<
+  Db,
+  { load: Batcher<string, Delivery | undefined>; delivered: Batcher<Success, undefined> }
+>();
+
+function batchersOf(db: Db) {
+  let batchers = BATCHERS.get(db);
+  if (!batchers) {
+    const pool = poolOf(db);
+    batchers = {
+      load: new Batcher(async (ids) => {
+        const { rows } = await pool.query<Delivery>({ ...LOAD, values: [ids] });
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        return ids.map((id) => byId.get(id));
+      }),
+      delivered: new Batcher(async (successes) => {
+        const column = <T>(pick: (s: Success) => T) => successes.map(pick);
+        await pool.query({
+          ...DELIVERED,
+          values: [
+            column((s) => s.d.id),
+            column((s) => s.d.hook_id),
+            column((s) => s.d.event_id),
+            column((s) => s.d.type),
+            column((s) => s.result.statusCode),
+            column((s) => s.result.durationMs),
+            [...new Set(successes.filter((s) => s.prune).map((s) => s.d.hook_id))],
+          ],
+        });
+        return successes.map(() => undefined);
+      }),
+    };
+    BATCHERS.set(db, batchers);
+  }
+  return batchers;
+}
+
+function loadDelivery(db: Db, deliveryId: string): Promise<Delivery | undefined> {
+  return batchersOf(db).load.call(deliveryId);
 }
 
 /** A short random spread, so deliveries parked on one hook do not all wake at the same instant. */
@@ -149,20 +213,18 @@ async function pruneAttempts(db: Kysely<Database>, hookId: string): Promise<void
   );
 }
 
-/** A success, in one statement: the attempt, the delivery's end, the hook's failures cleared. */
-async function recordSuccess(db: Db, d: Delivery, result: SendResult): Promise<void> {
-  const values = [d.id, d.hook_id, d.event_id, d.type, result.statusCode, result.durationMs];
-  await poolOf(db).query({ ...DELIVERED, values });
+/** A success, batched (DELIVERED): the attempt, the delivery's end, the hook's failures cleared. */
+function recordSuccess(db: Db, d: Delivery, result: SendResult, prune: boolean): Promise<void> {
+  return batchersOf(db).delivered.call({ d, result, prune });
 }
 
-/** A failure: backoff, or giving up (see the top of this file), with the job's done mark when it ends. */
+/** A failure: backoff, or giving up (see the top of this file). */
 async function recordFailure(
   db: Db,
   d: Delivery,
   result: SendResult,
   started: Date,
   settings: DeliverySettings,
-  markDone: MarkDone,
 ): Promise<DeliveryOutcome> {
   return db.transaction().execute(async (trx): Promise<DeliveryOutcome> => {
     await trx.insertInto('webhook_attempts').values(attemptValues(d, result)).execute();
@@ -197,7 +259,6 @@ async function recordFailure(
         .where('hook_id', '=', d.hook_id)
         .where('state', '=', 'queued')
         .execute();
-      await markDone(trx);
       return { status: 'given-up', reason: 'the hook is disabled' };
     }
     const retryAt = new Date(now + hookRetryDelayMs(failingForMs, settings.WEBHOOKS_RETRY_BASE_MS));
@@ -208,7 +269,6 @@ async function recordFailure(
         .set({ attempts, state: 'failed', finished_at: sql<Date>`now()` })
         .where('id', '=', d.id)
         .execute();
-      await markDone(trx);
       return { status: 'given-up', reason: `the event is older than ${settings.WEBHOOKS_DISABLE_AFTER_S} s` };
     }
     const next = new Date(now + retryDelayMs(attempts, settings.WEBHOOKS_RETRY_BASE_MS));
@@ -230,7 +290,6 @@ export async function deliverWebhook(
   db: Db,
   settings: DeliverySettings,
   deliveryId: string,
-  markDone: MarkDone,
   send: Send = sendWebhook,
 ): Promise<DeliveryOutcome> {
   const d = await loadDelivery(db, deliveryId);
@@ -272,8 +331,11 @@ export async function deliverWebhook(
     timeoutMs: settings.WEBHOOKS_TIMEOUT_MS,
   });
   // About every tenth attempt: the hook keeps its last ATTEMPTS_KEPT and a few more meanwhile.
-  if (Math.random() < 0.1) await pruneAttempts(db, d.hook_id);
-  if (!result.ok) return recordFailure(db, d, result, started, settings, markDone);
-  await recordSuccess(db, d, result);
+  const prune = Math.random() < 0.1;
+  if (!result.ok) {
+    if (prune) await pruneAttempts(db, d.hook_id);
+    return recordFailure(db, d, result, started, settings);
+  }
+  await recordSuccess(db, d, result, prune);
   return { status: 'delivered', statusCode: result.statusCode };
 }

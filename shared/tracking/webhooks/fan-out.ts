@@ -1,23 +1,32 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction, type MarkDone } from '../../queue/outbox.ts';
+import { job, type OutboxJob } from '../../queue/jobs.ts';
 
 export interface FanOutOutcome {
   /** Events fanned out (this one and earlier ones of the user whose own job had not run yet). */
   events: number;
-  /** Deliveries made, each with its job. */
+  /** Deliveries whose jobs were added (made now, or made earlier and still open). */
   deliveries: number;
 }
 
+/** Adds jobs to BullMQ (the worker's addJobs: at once, without outbox rows). */
+export type AddJobs = (jobs: OutboxJob[]) => Promise<void>;
+
 /**
- * The `webhooks/event` job: one delivery, with its job, per enabled hook of the user listening to
- * the event's type, in one transaction with the job's done mark. The user's earlier events not
- * fanned out yet go first (their own jobs may run late, or in parallel): a hook's deliveries about
- * one subject always exist in event order, which the order of sending relies on (deliver.ts).
+ * The `webhooks/event` job: one delivery per enabled hook of the user listening to the event's
+ * type, in one transaction; then the job of each, added to BullMQ at once. The user's earlier
+ * events not fanned out yet go first (their own jobs may run late, or in parallel): a hook's
+ * deliveries about one subject always exist in event order, which the order of sending relies on
+ * (deliver.ts).
+ *
+ * Never lost: the event's own outbox row is marked done only once this returns, so a run that
+ * stopped between its commit and the adds runs again; a run that finds its event fanned out
+ * already (by itself, or by a later event of the user) adds the jobs of the event's open
+ * deliveries again (BullMQ keeps one job per id). Jobs Redis loses later are added again by the
+ * sweep (sweep.ts).
  */
-export async function fanOutEvent(db: Db, eventId: string, markDone: MarkDone): Promise<FanOutOutcome> {
-  return db.transaction().execute(async (trx) => {
+export async function fanOutEvent(db: Db, eventId: string, addJobs: AddJobs): Promise<FanOutOutcome> {
+  const made = await db.transaction().execute(async (trx) => {
     // Locked: two fan-outs never make the same event's deliveries; one that waited skips the
     // events fanned out meanwhile.
     const pending = await sql<{ id: string }>`
@@ -27,24 +36,33 @@ export async function fanOutEvent(db: Db, eventId: string, markDone: MarkDone): 
       order by p.seq
       for update of p`.execute(trx);
     const ids = pending.rows.map((p) => p.id);
-    let deliveries: string[] = [];
-    if (ids.length > 0) {
-      const made = await sql<{ id: string }>`
-        with fanned as (update webhook_events set fanned_out = true where id = any(${ids}::text[]))
-        insert into webhook_deliveries (id, hook_id, event_id, seq, subject)
-        select 'msg_' || replace(gen_random_uuid()::text, '-', ''), h.id, e.id, e.seq, e.subject
-        from webhook_events e
-        join user_web_hooks h on h.user_id = e.user_id and e.type = any(h.events) and h.disabled_at is null
-        where e.id = any(${ids}::text[])
-        on conflict (hook_id, event_id) do nothing
-        returning id`.execute(trx);
-      deliveries = made.rows.map((r) => r.id);
-      await enqueueInTransaction(
-        trx,
-        deliveries.map((deliveryId) => job('webhooks', 'deliver', { deliveryId })),
-      );
-    }
-    await markDone(trx);
-    return { events: ids.length, deliveries: deliveries.length };
+    if (ids.length === 0) return { events: [], deliveries: [] };
+    const inserted = await sql<{ id: string }>`
+      with fanned as (update webhook_events set fanned_out = true where id = any(${ids}::text[]))
+      insert into webhook_deliveries (id, hook_id, event_id, seq, subject)
+      select 'msg_' || replace(gen_random_uuid()::text, '-', ''), h.id, e.id, e.seq, e.subject
+      from webhook_events e
+      join user_web_hooks h on h.user_id = e.user_id and e.type = any(h.events) and h.disabled_at is null
+      where e.id = any(${ids}::text[])
+      order by e.seq
+      on conflict (hook_id, event_id) do nothing
+      returning id`.execute(trx);
+    return { events: ids, deliveries: inserted.rows.map((r) => r.id) };
   });
+  const deliveries = made.events.includes(eventId)
+    ? made.deliveries
+    : [...made.deliveries, ...(await openDeliveriesOf(db, eventId))];
+  await addJobs(deliveries.map((deliveryId) => job('webhooks', 'deliver', { deliveryId })));
+  return { events: made.events.length, deliveries: deliveries.length };
+}
+
+/** The open deliveries of an event, in the order they were made. */
+async function openDeliveriesOf(db: Db, eventId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('event_id', '=', eventId)
+    .where('state', '=', 'queued')
+    .execute();
+  return rows.map((r) => r.id);
 }
