@@ -277,18 +277,6 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
   throw conflictError('The activity collided with others being deleted at the same time: send it again');
 }
 
-/** The caller's activity `id` (its row only); another user's or a missing one is a 404. */
-export async function findActivity(db: Db, callerId: string, id: string): Promise<ActivityRow> {
-  const row = await db
-    .selectFrom('activities')
-    .selectAll()
-    .where('id', '=', id)
-    .where('user_id', '=', callerId)
-    .executeTakeFirst();
-  if (!row) throw notFound(id);
-  return row;
-}
-
 /** Tags of the streams query's rows: a datatype id (≥ 1) for a channel, else one of these. */
 const TRACK_ROW = -1;
 const ELAPSED_ROW = -2;
@@ -408,6 +396,7 @@ export async function updateActivity(
         updated_at: sql<Date>`now()`,
       })
       .where('id', '=', id)
+      .where('user_id', '=', callerId)
       .returningAll()
       .executeTakeFirstOrThrow();
     const previousSportId = row.sport_id !== current.sport_id ? current.sport_id : null;

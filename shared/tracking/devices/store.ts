@@ -228,8 +228,9 @@ export async function deleteUserDevice(db: Db, owner: DeviceOwner, id: string): 
     await trx
       .updateTable('activities')
       .set({ user_device_id: null, updated_at: sql<Date>`now()` })
+      .where('user_id', '=', owner.id)
       .where('user_device_id', '=', id)
       .execute();
-    await trx.deleteFrom('user_devices').where('id', '=', id).execute();
+    await trx.deleteFrom('user_devices').where('id', '=', id).where('user_id', '=', owner.id).execute();
   });
 }

@@ -89,7 +89,7 @@ export function bestEffortsQuery(callerId: string, activityId: string) {
   }>`
     select e.type, e.datatype_id, e.sport_id, e.value, e.startdate, podium.rank
     from activities a
-    left join activity_best_efforts e on e.activity_id = a.id
+    left join activity_best_efforts e on e.activity_id = a.id and e.user_id = a.user_id
     left join lateral (
       select top.rank from (
         select t.activity_id, row_number() over (order by t.score desc, t.startdate, t.activity_id) as rank

@@ -54,6 +54,7 @@ export async function createShare(
       .selectFrom('share_activities')
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .where('activity_id', '=', activity.id)
+      .where('user_id', '=', caller.id)
       .executeTakeFirstOrThrow();
     if (Number(n) >= MAX_SHARES_PER_ACTIVITY)
       throw invalid([
@@ -134,7 +135,9 @@ export async function listShares(
     filters,
   );
   const ids = [...new Set(shares.map((s) => s.activity_id))];
-  const activities = ids.length ? await db.selectFrom('activities').selectAll().where('id', 'in', ids).execute() : [];
+  const activities = ids.length
+    ? await db.selectFrom('activities').selectAll().where('user_id', '=', caller.id).where('id', 'in', ids).execute()
+    : [];
   const byId = new Map(activities.map((a) => [a.id, a]));
   const items = shares.flatMap((share) => {
     const row = byId.get(share.activity_id);

@@ -1,0 +1,553 @@
+import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import test from 'ava';
+import sharp from 'sharp';
+import { runStartedDeletions, startAccountDeletion, startDueDeletions } from '../shared/accounts/account-purge.ts';
+import { computeRecommendations } from '../shared/catalogue/recommendations-compute.ts';
+import { createLogger } from '../shared/observability/logger.ts';
+import { fillMovingFields } from '../shared/tracking/activities/moving-store.ts';
+import { expireTombstones } from '../shared/tracking/activities/tombstones.ts';
+import { cleanupExports, ORPHAN_FILE_AGE_S } from '../shared/tracking/exports/cleanup.ts';
+import { markExportFailed } from '../shared/tracking/exports/job.ts';
+import { EXPORTS_STORAGE_DIR } from '../shared/tracking/exports/store.ts';
+import { enqueueRecompute, recomputeProgress } from '../shared/tracking/records/recompute-requests.ts';
+import { DEFAULT_RECORDS_SETTINGS } from '../shared/tracking/records/settings.ts';
+import { fillStreamPreviews } from '../shared/tracking/streams/preview-store.ts';
+import { enqueueSumupsRebuild, sumupsRebuildProgress } from '../shared/tracking/sumups/rebuild-requests.ts';
+import { purgeWebhookEvents } from '../shared/tracking/webhooks/cleanup.ts';
+import { sweepLostDeliveries } from '../shared/tracking/webhooks/sweep.ts';
+import { startWorkers } from '../workers/worker.ts';
+import { type CapturedStatement, captureStatements, tableColumns } from './helpers/citus-capture.ts';
+import { DISTRIBUTION, NOT_APPLICATION_TABLES } from './helpers/citus-distribution.ts';
+import { loadSqlParser, routingOf } from './helpers/citus-routing.ts';
+import { functionAt, type QuerySite, querySites } from './helpers/citus-sites.ts';
+import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
+import { startReceiver } from './helpers/webhook-receiver.ts';
+
+// Issue 26 §5, the path to Citus (docs/scale-out.md): the tracking API and its workers run a
+// scenario that sends every tracking statement the code has at least once; each statement, as
+// sent, must route to one shard of the layout of helpers/citus-distribution.ts, or be one of
+// UNROUTED below with its reason.
+
+await loadSqlParser();
+const env = {
+  OUTBOX_POLL_MS: '50',
+  WEBHOOKS_ALLOW_HTTP: 'true',
+  WEBHOOKS_ALLOW_PRIVATE: 'true',
+  WEBHOOKS_RETRY_BASE_MS: '20',
+};
+const api = await startTrackingApi({ publicUrl: true, env });
+const { db } = api.database;
+const receiver = await startReceiver();
+const workers = await startWorkers(
+  { ...api.config, WORKER_QUEUES: ['records', 'thumbnails', 'exports', 'webhooks'] },
+  { logger: createLogger('silent', 'worker') },
+);
+const columns = await tableColumns(db);
+test.after.always(async () => {
+  await receiver.close();
+  await workers.close();
+  await api.close();
+  await rm(api.config.STORAGE_DIR, { recursive: true, force: true });
+});
+
+const me = (u: TrackingTestUser) => `/v2/users/${u.ldid}`;
+type Body = Record<string, unknown>;
+
+async function ok(res: Promise<{ status: number; body: unknown }>, ...expected: number[]): Promise<Body> {
+  const { status, body } = await res;
+  if (!expected.includes(status)) throw new Error(`answered ${status}: ${JSON.stringify(body)}`);
+  return body as Body;
+}
+
+/** Waits until every outbox row is done (the jobs the scenario caused have run). */
+async function drained(): Promise<void> {
+  const end = Date.now() + 60_000;
+  while (Date.now() < end) {
+    const open = await db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('done_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    if (open.n === 0) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the outbox did not drain');
+}
+
+/** Every tracking call: the API's routes for one user, then the jobs and the operators' runs. */
+async function scenario(): Promise<TrackingTestUser> {
+  const u = await api.user();
+  const other = await api.user();
+  const call = (
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string>; raw?: RequestInit['body'] },
+  ) => api.call(method, path, u, options);
+
+  // The user and the referentials.
+  await ok(call('GET', '/me'), 200);
+  await ok(call('GET', `/users/${u.ldid}`), 200);
+  await ok(call('PUT', `/users/${u.ldid}`, { body: { timezone: 'Europe/Paris' } }), 200);
+  for (const path of [
+    '/sports/121',
+    '/datatypes/5',
+    '/universes/1',
+    '/device_models/1',
+    '/firmwares/2',
+    '/connectors/1',
+  ])
+    await ok(call('GET', path), 200);
+
+  // Webhooks: one answering, one failing (its retries, probe and giving up).
+  receiver.on('/failing', (_req, res) => {
+    res.statusCode = 500;
+    res.end();
+  });
+  const events = ['activity_create', 'activity_update', 'activity_delete', 'records_update', 'export_ready'];
+  const hook = await ok(
+    call('POST', '/user_web_hooks', { body: { user: me(u), url: `${receiver.url}/hook`, events } }),
+    201,
+  );
+  const failing = await ok(
+    call('POST', '/user_web_hooks', {
+      body: { user: me(u), url: `${receiver.url}/failing`, events: ['activity_create'] },
+    }),
+    201,
+  );
+  await ok(call('GET', `/user_web_hooks/${hook.id}`), 200);
+  await ok(call('GET', '/user_web_hooks'), 200);
+  await ok(call('PUT', `/user_web_hooks/${hook.id}`, { body: { events } }), 200);
+  await ok(call('POST', `/user_web_hooks/${hook.id}/rotate_secret`), 200, 201);
+
+  // Devices.
+  const device = await ok(
+    call('POST', '/user_devices', {
+      body: { serial: 'SN-1', model: '/v2/device_models/1', firmware: '/v2/firmwares/2', user: me(u), ownership: 1 },
+    }),
+    201,
+  );
+  const spare = await ok(
+    call('POST', '/user_devices', {
+      body: { serial: 'SN-2', model: '/v2/device_models/1', firmware: '/v2/firmwares/2', user: me(u), ownership: 1 },
+    }),
+    201,
+  );
+  await ok(
+    call('POST', '/user_devices', {
+      body: { serial: 'SN-1', model: '/v2/device_models/1', firmware: '/v2/firmwares/2', user: me(u), ownership: 1 },
+    }),
+    422,
+  );
+  await ok(call('GET', `/user_devices/${device.id}`), 200);
+  await ok(call('GET', '/user_devices'), 200);
+  await ok(call('PUT', `/user_devices/${spare.id}`, { body: { ownership: 2 } }), 200);
+  await ok(call('DELETE', `/user_devices/${spare.id}`), 204);
+
+  // An uploaded picture, for an activity's images.
+  const picture = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#c33' } })
+    .png()
+    .toBuffer();
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(picture)], { type: 'image/png' }), 'p.png');
+  const upload = await ok(call('POST', '/upload', { raw: form }), 200);
+
+  // Activities: one with a track, a long one (its streams get a preview), one a device block names.
+  const datastream: Body = {};
+  const locations: Body = {};
+  for (let s = 0; s < 600; s++) {
+    datastream[String(s)] = { '1': 120 + (s % 7), '5': s * 3.1 };
+    locations[String(s)] = { latitude: 50.6292 + s * 2e-5, longitude: 3.0573 + s * 1e-5, elevation: 21 + (s % 5) };
+  }
+  const runBody = {
+    name: 'Run',
+    user: me(u),
+    sport: '/v2/sports/121',
+    startdate: '2026-05-01T08:30:00+02:00',
+    duration: 600,
+    dataSummaries: { '5': 1860, '24': 600 },
+    userDevice: `/v2/user_devices/${device.id}`,
+    connector: '/v2/connectors/1',
+    images: [upload.url],
+    datastream,
+    locations,
+  };
+  const run = await ok(call('POST', '/activities', { body: runBody }), 201);
+  await ok(call('POST', '/activities', { body: runBody }), 409);
+  const long: Body = {};
+  for (let s = 0; s < 4200; s++) long[String(s)] = { '1': 110 + (s % 13), '5': s * 2.9 };
+  const ride = await ok(
+    call('POST', '/activities', {
+      body: {
+        user: me(u),
+        sport: '/v2/sports/121',
+        startdate: '2026-05-02T08:30:00+02:00',
+        duration: 4200,
+        dataSummaries: {},
+        datastream: long,
+      },
+    }),
+    201,
+  );
+  const recorded = await ok(
+    call('POST', '/activities', {
+      body: {
+        user: me(u),
+        sport: '/v2/sports/121',
+        startdate: '2026-05-03T08:30:00+02:00',
+        duration: 60,
+        dataSummaries: {},
+        connector: '/v2/connectors/4',
+        location: { elapsed_time: 0, latitude: 50.63, longitude: 3.06, device: { model: 1, firmware: 2, sn: 'SN-9' } },
+      },
+    }),
+    201,
+  );
+  const gpx = await readFile(new URL('./fixtures/tracking/devices/gpx/korita-zbevnica.gpx', import.meta.url));
+  await ok(
+    call('POST', '/activities?sport=168', { raw: gpx, headers: { 'content-type': 'application/gpx+xml' } }),
+    201,
+  );
+  await drained();
+
+  // Reads of the activities and what the jobs made of them.
+  await ok(call('GET', `/activities/${run.id}`), 200);
+  await ok(call('GET', '/activities?sport=/v2/sports/121'), 200);
+  await ok(call('PUT', `/activities/${run.id}`, { body: { name: 'Evening run' } }), 200);
+  await drained();
+  await ok(call('PUT', `/activities/${run.id}`, { body: { sport: '/v2/sports/388' } }), 200);
+  await ok(call('GET', `/activities/${run.id}/streams`), 200);
+  await ok(call('GET', `/activities/${ride.id}/streams?resolution=low`), 200);
+  await ok(call('GET', `/activities/${run.id}/best_efforts`), 200);
+  await ok(call('GET', `/activities/${run.id}/splits`), 200);
+  await ok(call('GET', `/activities/${run.id}/laps`), 200, 404);
+  await ok(call('GET', `/activities/${run.id}/similar/5`), 200);
+  await ok(call('GET', `/activities/${run.id}.gpx`), 200);
+  await drained();
+  const records = (await ok(call('GET', '/user_records'), 200))['hydra:member'] as Body[];
+  if (records[0]) await ok(call('GET', `/user_records/${records[0].id}`), 200);
+  await ok(call('GET', '/user_sumups?page=50'), 200);
+  await ok(call('GET', '/user_sumups?datatype=/v2/datatypes/5'), 200);
+  const sumups = (await ok(call('GET', '/user_sumups?type=month'), 200))['hydra:member'] as Body[];
+  if (sumups[0]) await ok(call('GET', `/user_sumups/${sumups[0].id}`), 200);
+  await ok(call('GET', `/users/${u.ldid}/stats`), 200);
+
+  // Measures.
+  const measure = await ok(
+    call('POST', '/user_measures', {
+      body: { user: me(u), datatype: '/v2/datatypes/22', value: 72500, date: '2026-05-01T08:30:00+02:00' },
+    }),
+    201,
+  );
+  await ok(call('GET', `/user_measures/${measure.id}`), 200);
+  await ok(call('GET', '/user_measures'), 200);
+  await ok(call('PUT', `/user_measures/${measure.id}`, { body: { value: 72000 } }), 200);
+  await ok(call('DELETE', `/user_measures/${measure.id}`), 204);
+
+  // Shares, and the public page.
+  const share = await ok(
+    call('POST', '/share_activities', { body: { user: me(u), activity: `/v2/activities/${run.id}` } }),
+    201,
+  );
+  await ok(call('GET', `/share_activities/${share.id ?? share.token}`), 200);
+  await ok(call('GET', '/share_activities'), 200);
+  const page = await api.fetch(new URL(share.url as string).pathname);
+  if (page.status !== 200) throw new Error(`share page: ${page.status}`);
+  await ok(call('DELETE', `/share_activities/${share.id ?? share.token}`), 204);
+
+  // Exports: the activities', downloaded, and the personal data's.
+  const made = await ok(call('POST', '/exports'), 201);
+  await drained();
+  const done = await ok(call('GET', `/exports/${made.id}`), 200);
+  await ok(call('GET', '/exports'), 200);
+  if (done.url) {
+    const zip = await api.fetch(`${new URL(done.url as string).pathname}${new URL(done.url as string).search}`);
+    if (zip.status !== 200) throw new Error(`download: ${zip.status}`);
+    await zip.arrayBuffer();
+  }
+  await ok(call('POST', `/users/${u.ldid}/export_personal_data`), 201, 202);
+  await drained();
+  await ok(call('DELETE', `/exports/${made.id}`), 204);
+
+  // Deletions, and the change feed.
+  await ok(call('DELETE', `/activities/${recorded.id}`), 204);
+  // Deliveries run beside the outbox: the failing hook's first tries, the other's successes.
+  await receiver.until(() => receiver.at('/hook').length > 0 && receiver.at('/failing').length > 1, 10_000);
+  await ok(call('GET', `/user_web_hooks/${failing.id}/attempts`), 200);
+  await ok(call('GET', '/deleted_activities'), 200);
+  await ok(call('DELETE', `/user_web_hooks/${failing.id}`), 204);
+  await ok(api.call('GET', `/activities/${run.id}`, other), 404);
+  await drained();
+  return u;
+}
+
+/** What operators and the scheduled jobs run: records:recompute, cleanups, migration 0062's backfills, a deletion. */
+async function operatorRuns(u: TrackingTestUser): Promise<void> {
+  const scope = { userId: u.ldid };
+  const summary = await enqueueRecompute(db, { scope, settings: DEFAULT_RECORDS_SETTINGS, force: true });
+  await enqueueRecompute(db, { scope: { all: true }, settings: DEFAULT_RECORDS_SETTINGS, force: false });
+  const requestedAt = new Date().toISOString();
+  await enqueueSumupsRebuild(db, scope, requestedAt);
+  await enqueueSumupsRebuild(db, { all: true }, requestedAt);
+  await drained();
+  await recomputeProgress(db, scope, summary);
+  await recomputeProgress(db, { all: true }, summary);
+  await sumupsRebuildProgress(db, requestedAt);
+
+  // The sweep of deliveries whose job Redis lost (here: none lost).
+  await sweepLostDeliveries(
+    db,
+    async () => 'waiting',
+    async () => {},
+    0,
+  );
+  await purgeWebhookEvents(db);
+  await expireTombstones(db, 0);
+  // An old file without its export row: the cleanup looks the ids up.
+  const orphan = path.join(api.config.STORAGE_DIR, EXPORTS_STORAGE_DIR, `${'0'.repeat(32)}.zip`);
+  await mkdir(path.dirname(orphan), { recursive: true });
+  await writeFile(orphan, 'old');
+  const old = new Date(Date.now() - 2 * ORPHAN_FILE_AGE_S * 1000);
+  await utimes(orphan, old, old);
+  await cleanupExports(db, api.config.STORAGE_DIR, 0);
+  const exported = await db.selectFrom('tracking_exports').select('id').executeTakeFirst();
+  if (exported) await markExportFailed(db, exported.id, 60, 'stopped by the test');
+
+  // Migration 0062's backfills, over rows written before it.
+  await db.updateTable('activities').set({ moving_time: null }).execute();
+  await fillMovingFields(db);
+  await db.deleteFrom('activity_stream_previews').execute();
+  await fillStreamPreviews(db);
+  await computeRecommendations(db);
+
+  // The deletion of everything of the user, as `npm run accounts:purge -- --account` starts it.
+  await startDueDeletions(db);
+  await startAccountDeletion(db, u.id);
+  await runStartedDeletions(db, { storageDir: api.config.STORAGE_DIR, accountIds: [u.id] });
+}
+
+const ALL_USERS =
+  'a batch over every user (an operator run, a scheduled cleanup or a migration backfill): on Citus a multi-shard statement, run on every worker in parallel';
+const RECORDS_JOB =
+  'the records job works by activity id (its payload carries no user id; activity_records_state has no user_id yet)';
+const SUMUPS_STEP = "the records job's statistics step works by activity id (its payload carries no user id)";
+const EXPORT_JOB =
+  'the export job works by export id (its payload carries no user id): tracking_exports is pinned by its id only';
+const WEBHOOK_JOBS =
+  'the webhooks jobs work by event, delivery or hook id, and their batched statements take several users at once; webhook_deliveries and webhook_attempts have no user_id yet';
+const NO_USER_COLUMN =
+  'the stream tables (activity_tracks, activity_datastreams, activity_stream_channels) have no user_id yet; the move to Citus adds it';
+
+/**
+ * The statements that do not route to one shard, by the function that sends them, with the
+ * reason (docs/scale-out.md lists them). A new one fails the test; so does an entry no
+ * statement needs any more.
+ */
+const UNROUTED: Record<string, string> = {
+  // Requests on tables without user_id yet.
+  'shared/tracking/webhooks/attempts.ts#lastAttempts':
+    "reads a hook's attempts by hook id (webhook_attempts has no user_id yet), once the hook was found the caller's",
+  'shared/tracking/streams/read.ts#readActivityStreams': NO_USER_COLUMN,
+  // Requests that write a coordinator table in the same statement.
+  'shared/tracking/activities/store.ts#insertActivity': `one statement writes the activity, its streams and its outbox row: on Citus the outbox insert (coordinator) becomes a statement of its own in the same transaction; ${NO_USER_COLUMN}`,
+  'shared/tracking/webhooks/events.ts#emitTrackingEvent':
+    'writes the event and its outbox row in one statement: on Citus the outbox insert (coordinator) becomes a statement of its own in the same transaction',
+  'shared/tracking/users/credentials.ts#findTrackingCredentials':
+    "every call's credentials in one statement join the coordinator's accounts, clients, consents, keys and revocations with tracking_users (u.id = a.ldid): on Citus that join reaches every shard; read the user by id in a second statement",
+  // Public links: the request names no user.
+  'shared/tracking/shares/store.ts#shareByToken':
+    'the public share page knows the token only: the token must carry the user id, or a reference table map tokens to users',
+  'shared/tracking/exports/store.ts#exportDownload':
+    'the download link carries the export id and its secret only: as share pages, the link must carry the user id',
+  // Jobs keyed by another id.
+  'shared/tracking/records/update-records.ts#updateActivityRecords': RECORDS_JOB,
+  'shared/tracking/records/records-store.ts#recordsUpToDate': RECORDS_JOB,
+  'shared/tracking/records/records-store.ts#replaceBestEfforts': RECORDS_JOB,
+  'shared/tracking/records/records-store.ts#saveRecordsState': RECORDS_JOB,
+  'shared/tracking/sumups/rollup.ts#readActivities': SUMUPS_STEP,
+  'shared/tracking/sumups/rollup.ts#readState': SUMUPS_STEP,
+  'shared/tracking/sumups/rollup.ts#applyActivitySumups': SUMUPS_STEP,
+  'shared/tracking/thumbnail/activity-thumbnail.ts#drawActivityThumbnail':
+    'the thumbnail job works by activity id (its payload carries no user id)',
+  'shared/tracking/activities/store.ts#readActivityContent': `the jobs read an activity's content by its id; ${NO_USER_COLUMN}`,
+  'shared/tracking/exports/job.ts#buildExport': EXPORT_JOB,
+  'shared/tracking/exports/job.ts#countActivitiesToExport': EXPORT_JOB,
+  'shared/tracking/exports/job.ts#activitiesToExport': EXPORT_JOB,
+  'shared/tracking/exports/job.ts#onProgress': EXPORT_JOB,
+  'shared/tracking/exports/job.ts#markExportFailed': EXPORT_JOB,
+  'shared/tracking/webhooks/export-event.ts#emitExportReady': EXPORT_JOB,
+  'shared/tracking/webhooks/fan-out.ts#fanOutEvent': WEBHOOK_JOBS,
+  'shared/tracking/webhooks/deliver.ts#batchersOf': WEBHOOK_JOBS,
+  'shared/tracking/webhooks/deliver.ts#recordFailure': WEBHOOK_JOBS,
+  'shared/tracking/webhooks/deliver.ts#claimProbe': WEBHOOK_JOBS,
+  'shared/tracking/webhooks/deliver.ts#pruneAttempts': WEBHOOK_JOBS,
+  'shared/tracking/webhooks/deliver.ts#deliverWebhook': WEBHOOK_JOBS,
+  'shared/tracking/webhooks/fan-out.ts#openDeliveriesOf': WEBHOOK_JOBS,
+  // Every user by design.
+  'shared/tracking/records/recompute-requests.ts#enqueueRecompute': ALL_USERS,
+  'shared/tracking/records/recompute-requests.ts#recomputeProgress': ALL_USERS,
+  'shared/tracking/sumups/rebuild-requests.ts#enqueueSumupsRebuild': ALL_USERS,
+  'shared/tracking/webhooks/sweep.ts#sweepLostDeliveries': ALL_USERS,
+  'shared/tracking/webhooks/cleanup.ts#purgeWebhookEvents': ALL_USERS,
+  'shared/tracking/activities/tombstones.ts#expireTombstones': ALL_USERS,
+  'shared/tracking/exports/store.ts#failStaleExports': ALL_USERS,
+  'shared/tracking/exports/cleanup.ts#cleanupExports': ALL_USERS,
+  'shared/tracking/exports/cleanup.ts#sweepOrphanFiles': ALL_USERS,
+  'shared/tracking/activities/moving-store.ts#fillMovingFields': ALL_USERS,
+  'shared/tracking/activities/moving-store.ts#storedSpeedStreams': `${ALL_USERS}; ${NO_USER_COLUMN}`,
+  'shared/tracking/streams/preview-store.ts#fillStreamPreviews': ALL_USERS,
+  'shared/catalogue/recommendations-compute.ts#computeRecommendations': `${ALL_USERS}; it joins account_deletions (coordinator), which Citus plans as a local table join`,
+  'shared/accounts/account-purge.ts#startDueDeletions': `${ALL_USERS}; with account_deletions (coordinator) beside`,
+  // The deletion of an account: coordinator rows and the tracking user read together.
+  'shared/accounts/account-purge.ts#startAccountDeletion':
+    'reads the account (coordinator) with its tracking user (joined on account_id): two statements on Citus, the second by user id',
+  'shared/accounts/account-deletion.ts#run':
+    "deletes a user's rows in batches by id under a subquery pinned by user id (add user_id = the user to the outer delete), and checks what is left over coordinator tables and tracking_users (by account_id) in one statement (split it)",
+};
+
+/** Statement sites the scenario does not reach, with the reason (paths no request takes at will). */
+const NOT_DRIVEN: Record<string, string> = {
+  'shared/tracking/exports/job.ts#buildExport': 'the export deleted while its archive was being written (a race)',
+  'shared/tracking/webhooks/deliver.ts#pruneAttempts': 'about one success in ten drops old attempts (random)',
+  'shared/tracking/webhooks/deliver.ts#claimProbe': 'a delivery due while its hook is failing (timing)',
+  'shared/tracking/webhooks/deliver.ts#recordFailure':
+    'giving a delivery or a hook up: only after WEBHOOKS_DISABLE_AFTER_S of failures',
+  'shared/tracking/webhooks/deliver.ts#deliverWebhook': 'a delivery of a hook disabled meanwhile',
+  'shared/tracking/webhooks/fan-out.ts#openDeliveriesOf':
+    'a fan-out run again after a crash between its commit and its adds',
+  'shared/accounts/account-deletion.ts#runAccountDeletion': 'a deletion step that failed',
+};
+
+/**
+ * The call site that sent `statement`: the innermost of its frames on a site's line, or inside the
+ * statement of a site of its kind (an awaiting caller's frame points at its `await`).
+ */
+function siteOf(sites: QuerySite[], statement: CapturedStatement): QuerySite | undefined {
+  for (const frame of statement.frames) {
+    const [file, row] = frame.split(':');
+    const line = Number(row);
+    const exact = sites.find((s) => s.file === file && s.line === line);
+    if (exact) return exact;
+    const around = sites.filter((s) => s.file === file && s.kind === statement.via && s.from <= line && line <= s.line);
+    if (around.length === 1) return around[0];
+  }
+  return undefined;
+}
+
+/** Files of helpers that send statements for others: a statement is named after their caller. */
+const HELPERS = ['shared/db/', 'shared/accounts/prepared.ts'];
+
+/** `file#function` of the code that had a statement sent, outside the sites (a helper's caller). */
+function callerOf(locations: string[]): string {
+  const caller = locations.find((l) => !HELPERS.some((h) => l.startsWith(h)));
+  if (!caller) return '(unknown)';
+  const [file = '', line] = caller.split(':');
+  return functionAt(file, Number(line));
+}
+
+/** Where the statements are looked for (the scenario must reach every one). */
+const SCANNED = ['shared/tracking'];
+const SCANNED_FILES = ['shared/accounts/account-deletion.ts', 'shared/accounts/account-purge.ts'];
+
+test.serial('every tracking statement filters or joins on the user id, so it routes to one shard', async (t) => {
+  const capture = captureStatements();
+  try {
+    const u = await scenario();
+    await operatorRuns(u);
+  } finally {
+    capture.stop();
+  }
+  const sites = querySites(SCANNED, SCANNED_FILES);
+  const run = new Set<QuerySite>();
+  const unrouted = new Map<string, { sql: string; tables: string }>();
+  let tracking = 0;
+  let routed = 0;
+  for (const statement of capture.statements) {
+    const locations = statement.frames.map((f) => f.split(':').slice(0, 2).join(':'));
+    // The test's own statements (its waits and set-ups) are not the code's.
+    if (locations[0]?.startsWith('test/')) continue;
+    const site = siteOf(sites, statement);
+    if (site) run.add(site);
+    const routing = routingOf(statement.sql, statement.parameters, columns);
+    if (routing.distributed.length === 0) continue;
+    tracking++;
+    if (routing.oneShard) {
+      routed++;
+      continue;
+    }
+    const key = site?.name ?? callerOf(locations);
+    const tables = [
+      ...routing.distributed.map((d) => `${d.table}${d.values.length ? '' : ' (not pinned)'}`),
+      ...routing.local.map((l) => `${l} (coordinator)`),
+    ];
+    unrouted.set(key, {
+      sql: statement.sql.replace(/\s+/g, ' ').slice(0, 300),
+      tables: [...new Set(tables)].join(', '),
+    });
+  }
+  t.log(
+    `${capture.statements.length} statements sent, ${tracking} on distributed tables, ${routed} of them on one shard; ${run.size} of ${sites.length} statement sites run`,
+  );
+
+  const unexpected = [...unrouted]
+    .filter(([key]) => !(key in UNROUTED))
+    .map(([key, s]) => `${key}: ${s.tables}\n    ${s.sql}`);
+  t.deepEqual(unexpected, [], 'statements that do not route to one shard and are not in UNROUTED');
+  // An entry of a site that may go unreached (NOT_DRIVEN) is not stale for that.
+  const stale = Object.keys(UNROUTED).filter((key) => !unrouted.has(key) && !(key in NOT_DRIVEN));
+  t.deepEqual(stale, [], 'UNROUTED entries no statement needs');
+
+  const notRun = sites.filter((s) => !run.has(s) && !(s.name in NOT_DRIVEN)).map((s) => `${s.name} (line ${s.line})`);
+  t.deepEqual(notRun, [], 'statement sites the scenario did not reach');
+});
+
+test('every table of the database has its place on Citus', (t) => {
+  const unplaced = [...columns.keys()].filter(
+    (table) => !(table in DISTRIBUTION) && !NOT_APPLICATION_TABLES.has(table),
+  );
+  t.deepEqual(unplaced, []);
+  const gone = Object.keys(DISTRIBUTION).filter((table) => !columns.has(table));
+  t.deepEqual(gone, [], 'placed tables the database does not have');
+  // A distributed table has its column, unless the move to Citus adds it.
+  for (const [table, placement] of Object.entries(DISTRIBUTION))
+    if (placement.kind === 'distributed')
+      t.is(columns.get(table)?.has(placement.column), !placement.added, `${table}.${placement.column}`);
+});
+
+test('the routing check tells one-shard statements from the others', (t) => {
+  const route = (sql: string, parameters: unknown[] = ['u1', 'x']) => routingOf(sql, parameters, columns).oneShard;
+  t.true(route('select * from activities where user_id = $1 and id = $2'));
+  t.true(route('select * from activities a join user_records r on r.user_id = a.user_id where a.user_id = $1'));
+  t.true(route("select * from activities a join sports s on s.id = a.sport_id where a.user_id in ('u1')"));
+  t.true(
+    route('insert into user_measures (user_id, datatype_id, value, date) values ($1, 1, 2, now()), ($1, 1, 3, now())'),
+  );
+  t.true(
+    route(
+      'with mine as (select id, user_id from activities where user_id = $1) delete from user_records r using mine m where r.user_id = m.user_id',
+    ),
+  );
+  t.true(
+    route(
+      'select 1 from activities a where a.user_id = $1 and exists (select from user_records r where r.user_id = a.user_id)',
+    ),
+  );
+  t.false(route('select * from activities where id = $2'), 'by activity id alone');
+  t.false(route('select * from activities where user_id = $1 or id = $2'), 'under OR');
+  t.false(
+    route('select * from activities a join user_records r on r.activity_id = a.id where a.user_id = $1'),
+    'joined off the user id',
+  );
+  t.false(
+    route('select * from activities where user_id = $1 union all select * from activities where user_id = $2'),
+    'two users',
+  );
+  t.false(
+    route(
+      'with a as (insert into activities (id, user_id) values ($2, $1) returning id) insert into outbox (job_id) select id from a',
+    ),
+    'a coordinator table beside',
+  );
+  t.false(route('select * from activities where user_id = any($1)', [['u1', 'u2']]), 'two users in an array');
+  t.true(route('select * from activities where user_id = any($1)', [['u1']]));
+});
