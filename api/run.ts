@@ -9,10 +9,13 @@ import { startApi } from './server.ts';
 await runCli(async (config) => {
   const logger = createLogger(config.LOG_LEVEL, 'api');
   await prepareDatabase(config, logger);
-  const api = await startApi(config, { logger });
+  const starting = startApi(config, { logger });
+  // Listening before the start ends: a SIGTERM sent as soon as "api listening" is logged drains
+  // the API instead of killing the process.
   onShutdown(logger, config.SHUTDOWN_TIMEOUT_MS, async () => {
-    await api.close();
+    await (await starting).close();
     // The spans of the last requests are still buffered.
     await tracing().flush();
   });
+  await starting;
 });

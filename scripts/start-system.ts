@@ -21,10 +21,11 @@ await runCli(async (config) => {
     logger: logger.child({ component: 'worker' }),
     explicitQueues: queuesNamedExplicitly(),
   });
-  logger.info({ url: config.PUBLIC_URL, docs: `${config.PUBLIC_URL}/docs` }, 'ready');
   onShutdown(logger, config.SHUTDOWN_TIMEOUT_MS, async () => {
     await Promise.all([api.close(), workers.close()]);
     // The spans of the last requests and jobs are still buffered.
     await tracing().flush();
   });
+  // Said once SIGTERM is handled: a signal sent on this line closes, it does not kill.
+  logger.info({ url: config.PUBLIC_URL, docs: `${config.PUBLIC_URL}/docs` }, 'ready');
 });

@@ -7,10 +7,13 @@ import { queuesNamedExplicitly, startWorkers } from './worker.ts';
 /** `npm run worker` once workers/main.ts has started tracing (when configured). */
 await runCli(async (config) => {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
-  const workers = await startWorkers(config, { logger, explicitQueues: queuesNamedExplicitly() });
+  const starting = startWorkers(config, { logger, explicitQueues: queuesNamedExplicitly() });
+  // Listening before the start ends: a SIGTERM sent as soon as "workers started" is logged closes
+  // the workers instead of killing the process.
   onShutdown(logger, config.SHUTDOWN_TIMEOUT_MS, async () => {
-    await workers.close();
+    await (await starting).close();
     // The spans of the last jobs are still buffered.
     await tracing().flush();
   });
+  await starting;
 });
