@@ -12,8 +12,8 @@ import {
   type BenchRequest,
   benchDatabaseUrl,
   combineRounds,
-  envNumber,
   GOAL_BARE_RATIO,
+  loadSettings,
   runAutocannon,
   startApiProcess,
   stopApiProcess,
@@ -30,10 +30,7 @@ import { closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, 
  */
 
 const SETTINGS = {
-  durationS: envNumber('BENCH_DURATION_S', 15),
-  warmupS: envNumber('BENCH_WARMUP_S', 3),
-  connections: envNumber('BENCH_CONNECTIONS', 16),
-  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
+  ...loadSettings(),
 };
 const GOAL_P99_MS = 50;
 

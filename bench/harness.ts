@@ -15,6 +15,16 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
  */
 export const GOAL_BARE_RATIO = 0.75;
 
+/** The load settings of the HTTP benchmarks, from BENCH_DURATION_S, BENCH_WARMUP_S, BENCH_CONNECTIONS and BENCH_ROUNDS. */
+export function loadSettings(defaults = { durationS: 15, warmupS: 3, connections: 16, rounds: 3 }) {
+  return {
+    durationS: envNumber('BENCH_DURATION_S', defaults.durationS),
+    warmupS: envNumber('BENCH_WARMUP_S', defaults.warmupS),
+    connections: Math.max(1, Math.round(envNumber('BENCH_CONNECTIONS', defaults.connections))),
+    rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', defaults.rounds))),
+  };
+}
+
 /** A numeric setting from the environment (`BENCH_DURATION_S`...), or its default. */
 export function envNumber(name: string, fallback: number): number {
   const v = process.env[name];

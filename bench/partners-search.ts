@@ -13,6 +13,7 @@ import {
   combineRounds,
   envNumber,
   GOAL_BARE_RATIO,
+  loadSettings,
   runAutocannon,
   startApiProcess,
   stopApiProcess,
@@ -31,10 +32,7 @@ import { closedLoop, fmt, type LoadStats } from './stats.ts';
 
 const SETTINGS = {
   partners: envNumber('BENCH_PARTNERS', 100_000),
-  durationS: envNumber('BENCH_DURATION_S', 15),
-  warmupS: envNumber('BENCH_WARMUP_S', 3),
-  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
-  connections: envNumber('BENCH_CONNECTIONS', 16),
+  ...loadSettings(),
 };
 const GOAL_RATIO = 0.6;
 const GOAL_P99_MS = 50;

@@ -6,7 +6,7 @@ import { type BalancedApi, PgBouncer, startBalancedApi } from '../scripts/cluste
 import { parseSearchQuery } from '../shared/places/search-query.ts';
 import { compileSearchQuery } from '../shared/places/search-sql.ts';
 import { PrivatePostgres } from '../test/helpers/postgres-server.ts';
-import { combineRounds, envNumber, runAutocannon, startApiProcess, stopApiProcess } from './harness.ts';
+import { combineRounds, envNumber, loadSettings, runAutocannon, startApiProcess, stopApiProcess } from './harness.ts';
 import { ensurePlacesLoaded, origins, SHAPES } from './places-search.ts';
 import { closedLoop, fmt, type LoadStats } from './stats.ts';
 
@@ -22,10 +22,7 @@ import { closedLoop, fmt, type LoadStats } from './stats.ts';
 
 const SETTINGS = {
   places: envNumber('BENCH_PLACES', 100_000),
-  durationS: envNumber('BENCH_DURATION_S', 10),
-  warmupS: envNumber('BENCH_WARMUP_S', 2),
-  connections: envNumber('BENCH_CONNECTIONS', 16),
-  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 2))),
+  ...loadSettings({ durationS: 10, warmupS: 2, connections: 16, rounds: 2 }),
   reload: process.env.BENCH_RELOAD === '1',
   apiCounts: (process.env.BENCH_API_COUNTS ?? '1,2,4').split(',').map(Number),
   shapes: (process.env.BENCH_SHAPES ?? 'bbox,radius,filtered').split(',').map((s) => s.trim()),

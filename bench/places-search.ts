@@ -16,6 +16,7 @@ import {
   combineRounds,
   envNumber,
   GOAL_BARE_RATIO,
+  loadSettings,
   ROOT,
   runAutocannon,
   startApiProcess,
@@ -45,12 +46,9 @@ import {
 
 const SETTINGS = {
   places: envNumber('BENCH_PLACES', 1_000_000),
-  durationS: envNumber('BENCH_DURATION_S', 15),
-  warmupS: envNumber('BENCH_WARMUP_S', 3),
-  connections: envNumber('BENCH_CONNECTIONS', 16),
+  ...loadSettings(),
   reload: process.env.BENCH_RELOAD === '1',
   reuse: process.env.BENCH_REUSE === '1',
-  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
   shapes: (process.env.BENCH_SHAPES ?? 'bbox,radius,filtered').split(',').map((s) => s.trim()),
 };
 

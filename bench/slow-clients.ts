@@ -5,6 +5,7 @@ import {
   benchDatabaseUrl,
   combineRounds,
   envNumber,
+  loadSettings,
   runAutocannon,
   startApiProcess,
   stopApiProcess,
@@ -27,10 +28,7 @@ const SETTINGS = {
   slowClients: Math.max(1, Math.round(envNumber('BENCH_SLOW_CLIENTS', 500))),
   headersTimeoutMs: envNumber('BENCH_SLOW_HEADERS_TIMEOUT_MS', 5_000),
   trickleMs: envNumber('BENCH_SLOW_TRICKLE_MS', 1_000),
-  durationS: envNumber('BENCH_DURATION_S', 15),
-  warmupS: envNumber('BENCH_WARMUP_S', 3),
-  connections: envNumber('BENCH_CONNECTIONS', 16),
-  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
+  ...loadSettings(),
   reload: process.env.BENCH_RELOAD === '1',
 };
 

@@ -16,6 +16,7 @@ import {
   benchDatabaseUrl,
   combineRounds,
   envNumber,
+  loadSettings,
   runAutocannon,
   startApiProcess,
   stopApiProcess,
@@ -35,10 +36,7 @@ import { benchUser } from './tracking-records-data.ts';
 
 const SETTINGS = {
   points: Math.round(envNumber('BENCH_STREAMS_POINTS', 86_400)),
-  durationS: envNumber('BENCH_DURATION_S', 15),
-  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
-  warmupS: envNumber('BENCH_WARMUP_S', 3),
-  connections: Math.max(1, Math.round(envNumber('BENCH_CONNECTIONS', 16))),
+  ...loadSettings(),
 };
 const GOAL_P99_MS = 30;
 const GOAL_BYTES = 10 * 1024;

@@ -17,6 +17,7 @@ import {
   benchDatabaseUrl,
   combineRounds,
   envNumber,
+  loadSettings,
   runAutocannon,
   startApiProcess,
   stopApiProcess,
@@ -40,10 +41,7 @@ import { benchUser } from './tracking-records-data.ts';
  */
 
 const SETTINGS = {
-  durationS: envNumber('BENCH_DURATION_S', 15),
-  warmupS: envNumber('BENCH_WARMUP_S', 3),
-  connections: envNumber('BENCH_CONNECTIONS', 16),
-  rounds: Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 3))),
+  ...loadSettings(),
   activities: Math.round(envNumber('BENCH_SUMUPS_ACTIVITIES', 10_000)),
   otherUsers: Math.round(envNumber('BENCH_SUMUPS_OTHER_USERS', 200)),
   changes: Math.max(10, Math.round(envNumber('BENCH_SUMUPS_CHANGES', 300))),
