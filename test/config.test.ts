@@ -89,6 +89,11 @@ test('a bad value stops the start with a message naming the variable', (t) => {
     ['TRUST_PROXY', '-1'],
     ['TRUST_PROXY', '1.5'],
     ['TRUST_PROXY', '11'],
+    ['DATABASE_READ_URL', 'replica'],
+    ['DATABASE_READ_MAX_LAG_MS', '-5'],
+    ['DATABASE_PREPARED_STATEMENTS', 'sometimes'],
+    ['REDIS_CLUSTER_NODES', '127.0.0.1'],
+    ['REDIS_CLUSTER_NODES', 'a:1,b:99999'],
   ] as const) {
     const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });
     t.regex(error?.message ?? '', new RegExp(`${name}:`), name);
