@@ -17,7 +17,8 @@ const OPTIONS = { memory: { type: 'string', default: '256MB' } } as const;
 await runCli(async (config) => {
   const args = parseOptions(OPTIONS, USAGE);
   if (!/^\d{1,7}(kB|MB|GB)$/.test(args.memory)) usageError(USAGE, `--memory: not a size such as 256MB: ${args.memory}`);
-  const { db, pool } = createDb(config.DATABASE_URL, 1);
+  // The pool itself: Kysely opens (and so ends) its pool only once it has run a query.
+  const { pool } = createDb(config.DATABASE_URL, 1);
   const client = await pool.connect();
   try {
     await client.query(`set maintenance_work_mem = '${args.memory}'`);
@@ -28,6 +29,6 @@ await runCli(async (config) => {
     }
   } finally {
     client.release();
-    await db.destroy();
+    await pool.end();
   }
 });
