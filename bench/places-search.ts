@@ -46,7 +46,9 @@ import {
 
 const SETTINGS = {
   places: envNumber('BENCH_PLACES', 1_000_000),
-  ...loadSettings(),
+  // The API's pool as docs/scale-out.md advises sizing it: two connections per core of PostgreSQL
+  // (here the same machine's), not one per client; the bare server gets the same.
+  ...loadSettings({ pool: 2 * cpus().length }),
   reload: process.env.BENCH_RELOAD === '1',
   reuse: process.env.BENCH_REUSE === '1',
   shapes: (process.env.BENCH_SHAPES ?? 'bbox,radius,filtered').split(',').map((s) => s.trim()),
@@ -143,7 +145,7 @@ export async function ensurePlacesLoaded(
     const loaded = await loadPlaces(pool, places, log);
     const figures =
       `loaded in ${fmt(loaded.seconds, 0)} s (COPY ${fmt(loaded.copySeconds, 0)} s, ` +
-      `indexes and analyze ${fmt(loaded.indexSeconds, 0)} s) on ${new Date().toISOString().slice(0, 10)}`;
+      `spatial order ${fmt(loaded.orderSeconds, 0)} s, indexes and analyze ${fmt(loaded.indexSeconds, 0)} s) on ${new Date().toISOString().slice(0, 10)}`;
     await pool.query("insert into bench_meta values ('loaded', $1), ('load', $2)", [String(loaded.places), figures]);
     log(`data: ${loaded.places} places, ${loaded.activities} activities ${figures}`);
   } finally {
@@ -288,8 +290,9 @@ export async function run(): Promise<{ failed: boolean }> {
   const log = (s: string) => console.log(s);
   log(`places-search benchmark on ${databaseUrl.replace(/\/\/[^@]*@/, '//')}`);
   log(
-    `settings: places=${SETTINGS.places} duration=${SETTINGS.durationS}s per side in ${SETTINGS.rounds} alternating rounds, ` +
-      `warmup=${SETTINGS.warmupS}s, concurrency=${SETTINGS.connections}; ${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(1)}`,
+    `settings: places=${SETTINGS.reuse ? 'as loaded (BENCH_REUSE)' : SETTINGS.places} duration=${SETTINGS.durationS}s per side in ${SETTINGS.rounds} alternating rounds, ` +
+      `warmup=${SETTINGS.warmupS}s, concurrency=${SETTINGS.connections}, API and bare pool=${SETTINGS.pool}; ` +
+      `${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(1)}`,
   );
   await ensurePlacesLoaded(databaseUrl, SETTINGS, log);
   // Idle clients are kept while the other sides run: a client closed between rounds would take its
@@ -313,8 +316,8 @@ export async function run(): Promise<{ failed: boolean }> {
     const centres = origins();
     // Only the backends of the benchmark's database: other work on this machine (test suites) is left out.
     const database = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
-    api = await startApiProcess(databaseUrl, 'places', SETTINGS.connections);
-    bare = await startBareServer(import.meta.url, 'bareRoute', databaseUrl, SETTINGS.connections);
+    api = await startApiProcess(databaseUrl, 'places', SETTINGS.pool);
+    bare = await startBareServer(import.meta.url, 'bareRoute', databaseUrl, SETTINGS.pool);
     const summary: string[] = [];
     for (const shape of SHAPES.filter((s) => SETTINGS.shapes.includes(s.name))) {
       log(`\n=== ${shape.name}: ${shape.describe}`);
