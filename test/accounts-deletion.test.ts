@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import test, { type ExecutionContext } from 'ava';
 import { sql } from 'kysely';
@@ -11,6 +10,7 @@ import { enqueueInTransaction } from '../shared/queue/outbox.ts';
 import { scheduleDeleteProblem } from '../shared/tracking/users/schedule-delete.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { filesIn, populateUser, storedFileExists, type UserData } from './helpers/account-data.ts';
+import { runScript } from './helpers/cli.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { type Body, waitFor } from './helpers/tracking-exports.ts';
 
@@ -155,29 +155,13 @@ async function assertUntouched(
   t.is((await fetch(od.exportUrl)).status, 200);
 }
 
-function runCli(args: string[] = []) {
-  const child = spawn(process.execPath, ['scripts/accounts-purge.ts', ...args], {
-    env: {
-      ...process.env,
-      DATABASE_URL: api.database.url,
-      STORAGE_DIR: storageDir,
-      MIGRATE_ON_START: 'false',
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const runCli = (args: string[] = []) =>
+  runScript('scripts/accounts-purge.ts', args, {
+    DATABASE_URL: api.database.url,
+    STORAGE_DIR: storageDir,
+    MIGRATE_ON_START: 'false',
+    LOG_LEVEL: 'silent',
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => {
-    stdout += c;
-  });
-  child.stderr.on('data', (c) => {
-    stderr += c;
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-}
 
 test('ACCOUNT_DELETE_GRACE_S: 7 days by default, 0 (now) to a year', (t) => {
   t.is(loadConfig({}).ACCOUNT_DELETE_GRACE_S, 604_800);

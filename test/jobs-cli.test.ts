@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import test from 'ava';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
@@ -7,6 +6,7 @@ import { QueueSet } from '../shared/queue/queues.ts';
 import type { Processors } from '../workers/processor.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { testConfig } from './helpers/app.ts';
+import { runScript } from './helpers/cli.ts';
 import { createTestDatabase } from './helpers/db.ts';
 import { FailingThumbnails, waitFor } from './helpers/failing-jobs.ts';
 
@@ -28,26 +28,13 @@ test.after.always(async () => {
 });
 
 async function jobsCli(...args: string[]) {
-  const child = spawn(process.execPath, ['scripts/jobs.ts', ...args], {
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      REDIS_URL: config.REDIS_URL,
-      QUEUE_PREFIX: config.QUEUE_PREFIX,
-      MIGRATE_ON_START: 'false',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const run = await runScript('scripts/jobs.ts', args, {
+    DATABASE_URL: database.url,
+    REDIS_URL: config.REDIS_URL,
+    QUEUE_PREFIX: config.QUEUE_PREFIX,
+    MIGRATE_ON_START: 'false',
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr, json: () => JSON.parse(stdout) as Record<string, unknown> };
+  return { ...run, json: () => JSON.parse(run.stdout) as Record<string, unknown> };
 }
 
 const rowOf = (jobId: string) =>
@@ -153,14 +140,11 @@ test.serial('a retried job that fails again keeps its row failed', async (t) => 
 });
 
 test('Redis unreachable: exit 2 naming REDIS_URL', async (t) => {
-  const child = spawn(process.execPath, ['scripts/jobs.ts', 'list', '--queue', 'records', '--state', 'failed'], {
-    env: { ...process.env, DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:1', MIGRATE_ON_START: 'false' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const run = await runScript('scripts/jobs.ts', ['list', '--queue', 'records', '--state', 'failed'], {
+    DATABASE_URL: database.url,
+    REDIS_URL: 'redis://127.0.0.1:1',
+    MIGRATE_ON_START: 'false',
   });
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  t.is(await new Promise((resolve) => child.once('exit', resolve)), 2);
-  t.regex(stderr, /Cannot connect to Redis at redis:\/\/127\.0\.0\.1:1 \(REDIS_URL\)/);
+  t.is(run.code, 2);
+  t.regex(run.stderr, /Cannot connect to Redis at redis:\/\/127\.0\.0\.1:1 \(REDIS_URL\)/);
 });

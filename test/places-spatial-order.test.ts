@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import test from 'ava';
 import { sql } from 'kysely';
 import { startTestApi } from './helpers/app.ts';
+import { runScript } from './helpers/cli.ts';
 import { call } from './helpers/places.ts';
 
 const api = await startTestApi(null);
@@ -62,23 +62,8 @@ const search = async (path: string) => {
   return res.body;
 };
 
-function runOrder(args: string[] = []) {
-  const child = spawn(process.execPath, ['scripts/places-order.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: api.database.url, MIGRATE_ON_START: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-}
+const runOrder = (args: string[] = []) =>
+  runScript('scripts/places-order.ts', args, { DATABASE_URL: api.database.url, MIGRATE_ON_START: 'false' });
 
 test.serial('npm run places:order puts neighbours on the same pages and keeps every index and answer', async (t) => {
   const before = {

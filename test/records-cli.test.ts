@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { enqueueRecompute, recomputeProgress } from '../shared/tracking/records/
 import { DEFAULT_RECORDS_SETTINGS } from '../shared/tracking/records/settings.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { testConfig } from './helpers/app.ts';
+import { runScript } from './helpers/cli.ts';
 import { createTestDatabase } from './helpers/db.ts';
 import { insertActivity, insertTrackingUser } from './helpers/records.ts';
 
@@ -21,22 +21,8 @@ test.after.always(() => database.drop());
 
 const RUNNING = 121;
 
-async function runCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['scripts/records-recompute.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: database.url, MIGRATE_ON_START: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+const runCli = (args: string[], env: Record<string, string> = {}) =>
+  runScript('scripts/records-recompute.ts', args, { DATABASE_URL: database.url, MIGRATE_ON_START: 'false', ...env });
 
 /** A running activity of `seconds` at `speed` m/s, one sample per second. */
 async function run(userId: string, day: number, seconds: number, speed: number): Promise<string> {

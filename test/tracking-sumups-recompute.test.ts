@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import test from 'ava';
 import { startWorkers } from '../workers/worker.ts';
 import { testConfig } from './helpers/app.ts';
+import { runScript } from './helpers/cli.ts';
 import { createTestDatabase } from './helpers/db.ts';
 import { insertTrackingUser } from './helpers/records.ts';
 import { applyNow, insertRawActivity, oracleRows, rollupRows } from './helpers/sumups.ts';
@@ -10,22 +10,8 @@ const database = await createTestDatabase();
 const { db } = database;
 test.after.always(() => database.drop());
 
-async function runCli(args: string[]) {
-  const child = spawn(process.execPath, ['scripts/records-recompute.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: database.url, MIGRATE_ON_START: 'false' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stdout, stderr };
-}
+const runCli = (args: string[]) =>
+  runScript('scripts/records-recompute.ts', args, { DATABASE_URL: database.url, MIGRATE_ON_START: 'false' });
 
 test.serial(
   'npm run records:recompute rebuilds the statistics by period: equal to the sums of the activities',
