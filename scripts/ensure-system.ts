@@ -106,6 +106,12 @@ if (mode === 'test') {
       installable: true,
     },
     {
+      pkg: 'prometheus',
+      what: 'promtool, to check the alert rules and run their unit tests (test/metrics-rules.test.ts)',
+      present: () => onPath('promtool'),
+      installable: true,
+    },
+    {
       pkg: 'postgresql-client-15',
       what: 'pg_basebackup, for the read replica test (test/scale-read-replica.test.ts)',
       present: () => executable(path.join(process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin', 'pg_basebackup')),
