@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { accessSync, chownSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -160,7 +160,8 @@ export class PgBouncer {
         'auth_type = any',
         `admin_users = ${user}`,
         'pool_mode = transaction',
-        `default_pool_size = ${options.serverPoolSize ?? 16}`,
+        // Two server connections per core of this machine's PostgreSQL (docs/scale-out.md, "The API's pool").
+        `default_pool_size = ${options.serverPoolSize ?? 2 * cpus().length}`,
         'max_client_conn = 2000',
         `logfile = ${path.join(dir, 'pgbouncer.log')}`,
         '',
