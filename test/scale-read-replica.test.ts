@@ -11,7 +11,7 @@ import { placeBody } from './helpers/places.ts';
 import { PostgresReplica } from './helpers/postgres-replica.ts';
 import { PrivatePostgres } from './helpers/postgres-server.ts';
 import { createTestAccount, mintToken, testClientId } from './helpers/tokens.ts';
-import { activity } from './helpers/tracking-activities.ts';
+import { activity, me } from './helpers/tracking-activities.ts';
 
 // Issue 26 §2: the API on a private primary with a streaming replica (pg_basebackup -R) on
 // another loopback port, DATABASE_READ_URL naming it. The steps share the servers: serial.
@@ -141,18 +141,39 @@ test.serial(
       t.false(uuidsOf(stale.body).includes(place));
       t.true(api.context.reads.state.used);
 
-      // The tracking list of a caller who just wrote is the primary's: their new activity is in it.
+      // The tracking lists of a caller who just wrote are the primary's: their new objects are in them.
       const posted = await tracking('POST', '/activities', activity(runnerUser, { name: 'after the pause' }));
       t.is(posted.status, 201);
-      const own = await tracking('GET', '/activities');
-      t.is(own.status, 200);
-      t.true(own.body['hydra:member'].some((a: { id: string }) => a.id === posted.body.id));
-      // Without the write marker (as once it expires) the same list is the replica's: not there yet.
+      const created = {
+        '/activities': posted,
+        '/user_devices': await tracking('POST', '/user_devices', {
+          serial: `SN-replica-${Date.now()}`,
+          model: '/v2/device_models/1',
+          firmware: '/v2/firmwares/2',
+        }),
+        '/share_activities': await tracking('POST', '/share_activities', {
+          user: me(runnerUser),
+          activity: `/v2/activities/${posted.body.id}`,
+        }),
+        '/exports': await tracking('POST', '/exports'),
+        '/user_web_hooks': await tracking('POST', '/user_web_hooks', {
+          user: me(runnerUser),
+          url: 'https://hooks.example.com/replica',
+        }),
+      };
+      const listed = async (path: keyof typeof created) => {
+        const res = await tracking('GET', path);
+        t.is(res.status, 200, path);
+        return res.body['hydra:member'].some((m: { id: string }) => m.id === created[path].body.id);
+      };
+      for (const [path, res] of Object.entries(created)) t.true([201, 202].includes(res.status), path);
+      for (const path of Object.keys(created) as (keyof typeof created)[])
+        t.true(await listed(path), `${path}: the writer's list is the primary's`);
+      // Without the write marker (as once it expires) the same lists are the replica's: not there yet.
       const markers = api.context.redis;
       await markers.del(`${config.QUEUE_PREFIX}:rw:${runner.id}`);
-      const fromReplica = await tracking('GET', '/activities');
-      t.is(fromReplica.status, 200);
-      t.false(fromReplica.body['hydra:member'].some((a: { id: string }) => a.id === posted.body.id));
+      for (const path of Object.keys(created) as (keyof typeof created)[])
+        t.false(await listed(path), `${path}: without the marker, the list is the paused replica's`);
     } finally {
       await on(replica.url, 'select pg_wal_replay_resume()');
     }

@@ -104,19 +104,21 @@ export function devicesResource(router: ApiRouter, app: AppContext): void {
       description:
         'Oldest first, or by last change with `order[updatedAt]=asc|desc` (ties by id). Filters (each also as `name[]`, several values match any): `user` (only the caller has devices here: another user finds none), `serial`, `model`, `firmware` (IRIs or ids); `updatedAt[after|before|strictly_after|strictly_before]` (syncing: docs/tracking-sync.md).',
       query: listQuery,
-      handler: async ({ query, ctx, caller }) => {
-        const { items, total } = await userDevicePage(
-          db,
-          caller,
-          {
-            userIds: listFilterOf<string>(query, 'user'),
-            serials: listFilterOf<string>(query, 'serial'),
-            modelIds: listFilterOf<number>(query, 'model'),
-            firmwareIds: listFilterOf<number>(query, 'firmware'),
-            updatedAt: dateFilterOf(query, 'updatedAt'),
-            order: orderOf(query, ctx.querystring, DEVICE_ORDERS),
-          },
-          query,
+      handler: async ({ query, ctx, caller, principal }) => {
+        const { items, total } = await app.reads.read(principal.accountId, ({ db }) =>
+          userDevicePage(
+            db,
+            caller,
+            {
+              userIds: listFilterOf<string>(query, 'user'),
+              serials: listFilterOf<string>(query, 'serial'),
+              modelIds: listFilterOf<number>(query, 'model'),
+              firmwareIds: listFilterOf<number>(query, 'firmware'),
+              updatedAt: dateFilterOf(query, 'updatedAt'),
+              order: orderOf(query, ctx.querystring, DEVICE_ORDERS),
+            },
+            query,
+          ),
         );
         return { items, total, page: query.page, limit: query.limit };
       },

@@ -119,8 +119,8 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
       summary: "The caller's exports, newest first",
       description: 'Paging: `page`, `limit` (default 30, at most 100).',
       query: z.object(pagingShape),
-      handler: async ({ query, caller }) => {
-        const found = await listExports(db, caller.id, query);
+      handler: async ({ query, caller, principal }) => {
+        const found = await app.reads.read(principal.accountId, ({ db }) => listExports(db, caller.id, query));
         return { ...found, page: query.page, limit: query.limit };
       },
     })

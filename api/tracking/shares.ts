@@ -163,13 +163,15 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
             activity: activityFields(item.row),
           })),
       },
-      handler: async ({ query, caller: user }) => {
-        const found = await listShares(db, user, {
-          users: listFilterOf<string>(query, 'user'),
-          activities: listFilterOf<string>(query, 'activity'),
-          page: query.page,
-          limit: query.limit,
-        });
+      handler: async ({ query, caller: user, principal }) => {
+        const found = await app.reads.read(principal.accountId, ({ db }) =>
+          listShares(db, user, {
+            users: listFilterOf<string>(query, 'user'),
+            activities: listFilterOf<string>(query, 'activity'),
+            page: query.page,
+            limit: query.limit,
+          }),
+        );
         return { ...found, page: query.page, limit: query.limit };
       },
     })

@@ -161,8 +161,10 @@ export function webHooksResource(router: ApiRouter, app: AppContext): void {
       description:
         'Oldest first. `user` / `user[]` take IRIs or ids (only the caller has hooks here: another user finds none). Paging: `page`, `limit` (default 30, at most 100).',
       query: listQuery,
-      handler: async ({ query, caller }) => {
-        const found = await listWebHooks(db, caller, { userIds: listFilterOf<string>(query, 'user') }, query);
+      handler: async ({ query, caller, principal }) => {
+        const found = await app.reads.read(principal.accountId, ({ db }) =>
+          listWebHooks(db, caller, { userIds: listFilterOf<string>(query, 'user') }, query),
+        );
         return { ...found, page: query.page, limit: query.limit };
       },
     })
