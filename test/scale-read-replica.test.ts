@@ -100,6 +100,15 @@ async function searchRanOn(url: string): Promise<boolean> {
   return rows.some((r) => searchSql.startsWith(r.query));
 }
 
+/** Whether a backend of the API's replica pool on the replica last ran a statement matching `pattern`. */
+async function ranOnReplica(pattern: RegExp): Promise<boolean> {
+  const rows = await on<{ query: string }>(
+    replica.url,
+    `select query from pg_stat_activity where application_name = '${READ_POOL_NAME}'`,
+  );
+  return rows.some((r) => pattern.test(r.query));
+}
+
 /** Waits for the router's verdict on the replica (it checks once a second); fails the test after 30 s. */
 async function replicaUsed(used: boolean, router: ReadRouter = api.context.reads): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -118,9 +127,16 @@ test.serial('searches are served by the replica: its backends ran them, the prim
   t.true(uuidsOf(res.body).includes(place));
   t.true(await searchRanOn(replica.url), 'a backend of the replica ran the search');
   t.false(await searchRanOn(primary.url), 'the primary has no backend of the replica pool');
-  // The catalogue and partners searches go there too.
+  // The catalogue and partners searches go there too, and the recommendations.
   t.is((await json('/sports?q=run')).status, 200);
   t.is((await json('/api/v1/partners')).status, 200);
+  for (const path of ['/sports/121/recommendations', '/sports/121/recommendations/FR']) {
+    t.is((await json(path)).status, 200, path);
+    t.true(
+      await ranOnReplica(/sport_popularity|sport_copractice|country_sport_density/),
+      `${path}: read on the replica`,
+    );
+  }
 });
 
 test.serial(

@@ -29,7 +29,8 @@ const FALLBACK =
 
 /**
  * The recommendation calls of the catalogue (plain JSON arrays; errors in the router's format,
- * JSON:API for the catalogue). They only read what the `recommendations` job computed.
+ * JSON:API for the catalogue). They only read what the `recommendations` job computed, so a
+ * replica may answer them (api/reads.ts).
  * `base` is the path of the sports collection relative to the router's prefix ('/sports' for a
  * router at the root, '' for a router whose prefix is '/sports').
  */
@@ -47,7 +48,8 @@ export function addRecommendationRoutes(router: ApiRouter, app: AppContext, base
     query,
     params: z.object({ id: sportParam }),
     responses: { 200: { description: 'Sport ids', schema: list }, ...errors },
-    handler: (_ctx, { query, params }) => recommendedSports(app.db, params.id, query.count),
+    handler: (_ctx, { query, params }) =>
+      app.reads.read(undefined, ({ db }) => recommendedSports(db, params.id, query.count)),
   });
   router.add({
     method: 'get',
@@ -66,7 +68,8 @@ export function addRecommendationRoutes(router: ApiRouter, app: AppContext, base
       }),
     }),
     responses: { 200: { description: 'Sport ids', schema: list }, ...errors },
-    handler: (_ctx, { query, params }) => recommendedSportsIn(app.db, params.id, params.location, query.count),
+    handler: (_ctx, { query, params }) =>
+      app.reads.read(undefined, ({ db }) => recommendedSportsIn(db, params.id, params.location, query.count)),
   });
   return router;
 }
