@@ -40,6 +40,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   const metrics = createMetrics({
     queueCounts: () => ctx.queues.jobCounts(),
     outbox: () => outboxStats(ctx.db),
+    ...(ctx.reads.replica ? { replica: () => ctx.reads.state } : {}),
   });
   const health = healthRouter({
     pool: ctx.pool,

@@ -141,6 +141,12 @@ test.serial('the outbox lag is the age of the oldest row not done; the relay lag
   t.is(seriesValue(text, 'outbox_pending'), 0);
 });
 
+test('without DATABASE_READ_URL there is no replica, and no replica gauge', async (t) => {
+  const text = await apiMetrics();
+  t.false(text.includes('read_replica_in_use'));
+  t.false(text.includes('read_replica_lag_seconds'));
+});
+
 test('every metric the alert rules read is one /metrics exports (API or worker)', async (t) => {
   const exported = new Set(
     [await apiMetrics(), await workerMetrics()]

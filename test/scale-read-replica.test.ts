@@ -109,6 +109,13 @@ async function ranOnReplica(pattern: RegExp): Promise<boolean> {
   return rows.some((r) => pattern.test(r.query));
 }
 
+/** A gauge of the API's /metrics without labels (NaN is a value), or undefined when it is not exported. */
+async function gauge(name: string): Promise<number | undefined> {
+  const text = await (await fetch(`${api.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
 /** Waits for the router's verdict on the replica (it checks once a second); fails the test after 30 s. */
 async function replicaUsed(used: boolean, router: ReadRouter = api.context.reads): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -127,6 +134,10 @@ test.serial('searches are served by the replica: its backends ran them, the prim
   t.true(uuidsOf(res.body).includes(place));
   t.true(await searchRanOn(replica.url), 'a backend of the replica ran the search');
   t.false(await searchRanOn(primary.url), 'the primary has no backend of the replica pool');
+  // Operators see it: in use, and its delay at the last check.
+  t.is(await gauge('read_replica_in_use'), 1);
+  const lag = await gauge('read_replica_lag_seconds');
+  t.true(lag !== undefined && lag >= 0 && lag <= config.DATABASE_READ_MAX_LAG_MS / 1000, `lag ${lag}`);
   // The catalogue and partners searches go there too, and the recommendations.
   t.is((await json('/sports?q=run')).status, 200);
   t.is((await json('/api/v1/partners')).status, 200);
@@ -215,6 +226,8 @@ test.serial('replica stopped: reads answer 200 from the primary; back: used agai
   // ...and once it has.
   await replicaUsed(false);
   t.regex(api.context.reads.state.reason, /unreachable|failed/);
+  t.is(await gauge('read_replica_in_use'), 0);
+  t.true(Number.isNaN(await gauge('read_replica_lag_seconds')), 'the lag is unknown');
   const res = await search();
   t.is(res.status, 200);
   t.true(uuidsOf(res.body).includes(place));

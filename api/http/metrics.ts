@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { ReplicaState } from '../../shared/db/read-router.ts';
 import type { OutboxStats, QueueOutboxStats } from '../../shared/queue/outbox.ts';
 import type { JobCountState } from '../../shared/queue/queues.ts';
 
@@ -8,6 +9,8 @@ export interface MetricsSources {
   queueCounts: () => Promise<Record<string, Record<JobCountState, number>>>;
   /** The outbox backlog and lags, read from PostgreSQL. */
   outbox: () => Promise<OutboxStats>;
+  /** This process's read replica router, when DATABASE_READ_URL names one (its last check). */
+  replica?: () => ReplicaState;
 }
 
 /**
@@ -99,6 +102,29 @@ export function createMetrics(sources: MetricsSources) {
     'Outbox rows whose job failed its last attempt and has not completed since',
     (s) => s.failed,
   );
+
+  const { replica } = sources;
+  if (replica) {
+    // Per process: each API process checks the replica itself and may see it otherwise.
+    new Gauge({
+      name: 'read_replica_in_use',
+      help: 'Whether this API process sends its reads to the replica of DATABASE_READ_URL (1) or skips it (0)',
+      registers: [registry],
+      collect() {
+        this.set(replica().used ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'read_replica_lag_seconds',
+      help: "Upper bound of the replica's delay at this process's last check (NaN when unknown: unreachable, or not a standby)",
+      registers: [registry],
+      collect() {
+        // NaN, not 0: an unlabelled gauge is always exported, and 0 would read as "caught up".
+        const { lagMs } = replica();
+        this.set(lagMs === undefined ? Number.NaN : lagMs / 1000);
+      },
+    });
+  }
 
   const middleware: Middleware = async (ctx, next) => {
     // observe() rather than startTimer(): the same seconds, without a closure and two label copies per request.
