@@ -8,7 +8,7 @@ const api = await startTestApi(null);
 const { db } = api.database;
 
 // 4,000 approved places around four cities, written in random order (as places arrive), each with
-// a running and a tennis activity: about a hundred heap pages per table. (Not \`order by random()\`:
+// a running and a tennis activity: about a hundred heap pages per table. (Not `order by random()`:
 // PostgreSQL would take the sort key for every random() of the row, coordinates included.)
 const CITIES = [
   [2.35, 48.85],
