@@ -2,6 +2,7 @@ import test from 'ava';
 import { Redis } from 'ioredis';
 import { DATATYPE, emptyDatastream, emptyTrack } from '../shared/tracking/activities/data.ts';
 import { createActivity } from '../shared/tracking/activities/store.ts';
+import { drainOutbox } from './helpers/outbox.ts';
 import { insertTrackingUser } from './helpers/records.ts';
 import { PrivateRedis } from './helpers/redis-server.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
@@ -98,20 +99,9 @@ test(`Redis flushed, then restarted empty, in the middle of ${WRITES} writes: ev
   await Promise.all(Array.from({ length: 8 }, client));
   t.log(`${WRITES} writes in ${Date.now() - started} ms; ${faults.join(', ')}`);
 
-  const open = async () =>
-    Number(
-      (
-        await db
-          .selectFrom('outbox')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('done_at', 'is', null)
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
-  const end = Date.now() + 60_000;
-  while ((await open()) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+  const open = await drainOutbox(db);
   t.log(`all jobs done ${Date.now() - started} ms after the first write`);
-  t.is(await open(), 0, workers.map((w) => w.output.slice(-3_000)).join('\n---\n'));
+  t.is(open, 0, workers.map((w) => w.output.slice(-3_000)).join('\n---\n'));
 
   const outbox = await db.selectFrom('outbox').select(['queue', 'job_name', 'attempts', 'failed_at']).execute();
   t.is(outbox.length, 2 * WRITES, 'one records and one thumbnail job per write');

@@ -21,6 +21,7 @@ import { type CapturedStatement, captureStatements, tableColumns } from './helpe
 import { DISTRIBUTION, NOT_APPLICATION_TABLES } from './helpers/citus-distribution.ts';
 import { loadSqlParser, routingOf } from './helpers/citus-routing.ts';
 import { functionAt, type QuerySite, querySites } from './helpers/citus-sites.ts';
+import { drainOutbox } from './helpers/outbox.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
 
@@ -62,17 +63,7 @@ async function ok(res: Promise<{ status: number; body: unknown }>, ...expected: 
 
 /** Waits until every outbox row is done (the jobs the scenario caused have run). */
 async function drained(): Promise<void> {
-  const end = Date.now() + 60_000;
-  while (Date.now() < end) {
-    const open = await db
-      .selectFrom('outbox')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('done_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    if (open.n === 0) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the outbox did not drain');
+  if ((await drainOutbox(db)) > 0) throw new Error('the outbox did not drain');
 }
 
 /** Every tracking call: the API's routes for one user, then the jobs and the operators' runs. */
