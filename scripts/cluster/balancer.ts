@@ -8,8 +8,10 @@ import { ensureDatabase } from '../../shared/db/create-database.ts';
 import { createDb } from '../../shared/db/database.ts';
 import { migrateToLatest } from '../../shared/db/migrate.ts';
 import { seedReferentials } from '../../shared/db/referentials.ts';
+import { createLogger } from '../../shared/observability/logger.ts';
 import { parseOptions, runCli, usageError } from '../../shared/runtime/cli.ts';
 import { freePort } from '../../shared/runtime/free-port.ts';
+import { LAUNCHER_STOP_MS, onShutdown } from '../../shared/runtime/shutdown.ts';
 
 /**
  * `npm run cluster:balancer -- --api 4`: N API processes behind HAProxy, with PgBouncer
@@ -420,14 +422,6 @@ if (import.meta.main) {
         `  PgBouncer: ${balanced.bouncer.url(new URL(config.DATABASE_URL).pathname.slice(1))} -> ${config.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}`,
       ].join('\n'),
     );
-    let closing = false;
-    const stop = () => {
-      if (closing) process.exit(1);
-      closing = true;
-      console.log('stopping: HAProxy, the APIs, PgBouncer');
-      balanced.close().then(() => process.exit(0));
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    onShutdown(createLogger('info', 'cluster:balancer'), LAUNCHER_STOP_MS, () => balanced.close());
   });
 }

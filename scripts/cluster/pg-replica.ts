@@ -1,4 +1,6 @@
+import { createLogger } from '../../shared/observability/logger.ts';
 import { parseOptions, usageError } from '../../shared/runtime/cli.ts';
+import { LAUNCHER_STOP_MS, onShutdown } from '../../shared/runtime/shutdown.ts';
 import { PostgresReplica } from '../../test/helpers/postgres-replica.ts';
 import { PrivatePostgres } from '../../test/helpers/postgres-server.ts';
 
@@ -36,15 +38,8 @@ console.log(
 );
 // The servers run in their own processes: this one only waits for Ctrl-C (and, exiting, stops them).
 const waiting = setInterval(() => {}, 1 << 30);
-let closing = false;
-const stop = async () => {
-  if (closing) process.exit(1);
-  closing = true;
-  console.log('stopping the replica', primary ? 'and the primary' : '');
+onShutdown(createLogger('info', 'cluster:pg-replica'), LAUNCHER_STOP_MS, async () => {
   await replica.destroy();
   await primary?.destroy();
   clearInterval(waiting);
-  process.exit(0);
-};
-process.on('SIGINT', () => void stop());
-process.on('SIGTERM', () => void stop());
+});

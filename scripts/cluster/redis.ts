@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { createLogger } from '../../shared/observability/logger.ts';
 import { parseOptions, usageError } from '../../shared/runtime/cli.ts';
 import { freePort } from '../../shared/runtime/free-port.ts';
+import { LAUNCHER_STOP_MS, onShutdown } from '../../shared/runtime/shutdown.ts';
 
 /**
  * `npm run cluster:redis`: a Redis Cluster of 6 redis-server nodes on loopback (3 masters, each
@@ -327,13 +329,5 @@ if (import.meta.main) {
       `REDIS_CLUSTER_NODES=${cluster.nodesSetting}`,
     ].join('\n'),
   );
-  let closing = false;
-  const stop = () => {
-    if (closing) process.exit(1);
-    closing = true;
-    console.log('stopping the Redis Cluster');
-    cluster.stop().then(() => process.exit(0));
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  onShutdown(createLogger('info', 'cluster:redis'), LAUNCHER_STOP_MS, () => cluster.stop());
 }

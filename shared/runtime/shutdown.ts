@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
 
+/** How long the loopback launchers (scripts/cluster/) give their servers to stop. */
+export const LAUNCHER_STOP_MS = 30_000;
+
 /**
  * Runs `close` once on SIGTERM or SIGINT; a second signal, or `timeoutMs` passing, exits at once.
  */
