@@ -5,10 +5,10 @@ import type { ErrorFormat } from '../api/http/error-format.ts';
 import { type RunningApi, startApi } from '../api/server.ts';
 import type { ServiceModule } from '../api/service-module.ts';
 import { SERVICES } from '../api/services.ts';
+import { PrivatePostgres } from '../scripts/cluster/postgres-server.ts';
 import { createDb } from '../shared/db/database.ts';
 import { testConfig } from './helpers/app.ts';
 import { placeBody } from './helpers/places.ts';
-import { PrivatePostgres } from './helpers/postgres-server.ts';
 import { createTestAccount, mintToken } from './helpers/tokens.ts';
 
 // The API runs on a PostgreSQL this file owns, stops and starts again: while it is down, every

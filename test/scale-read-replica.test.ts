@@ -1,6 +1,8 @@
 import test from 'ava';
 import pg from 'pg';
 import { type RunningApi, startApi } from '../api/server.ts';
+import { PostgresReplica } from '../scripts/cluster/postgres-replica.ts';
+import { PrivatePostgres } from '../scripts/cluster/postgres-server.ts';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { createDb, createReadDb, READ_POOL_NAME } from '../shared/db/database.ts';
 import { ReadRouter } from '../shared/db/read-router.ts';
@@ -8,8 +10,6 @@ import { searchParams, searchQuery } from '../shared/places/search-query.ts';
 import { compileSearchQuery } from '../shared/places/search-sql.ts';
 import { testConfig } from './helpers/app.ts';
 import { placeBody } from './helpers/places.ts';
-import { PostgresReplica } from './helpers/postgres-replica.ts';
-import { PrivatePostgres } from './helpers/postgres-server.ts';
 import { createTestAccount, mintToken, testClientId } from './helpers/tokens.ts';
 import { activity, me } from './helpers/tracking-activities.ts';
 

@@ -1,5 +1,5 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { accessSync, chownSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { createLogger } from '../../shared/observability/logger.ts';
 import { parseOptions, runCli, usageError } from '../../shared/runtime/cli.ts';
 import { freePort } from '../../shared/runtime/free-port.ts';
 import { LAUNCHER_STOP_MS, onShutdown } from '../../shared/runtime/shutdown.ts';
+import { postgresDir } from './postgres-server.ts';
 
 /**
  * `npm run cluster:balancer -- --api 4`: N API processes behind HAProxy, with PgBouncer
@@ -98,16 +99,6 @@ function program(name: 'haproxy' | 'pgbouncer'): string {
   throw new Error(`${name} is not installed: apt-get install -y haproxy pgbouncer`);
 }
 
-/** A temporary folder; owned by `postgres` when we are root, so that a server switched to it can write there. */
-function workDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  if (asRoot) {
-    const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres']).toString().trim()));
-    chownSync(dir, uid as number, gid as number);
-  }
-  return dir;
-}
-
 /**
  * PgBouncer (Debian's 1.18) in pool_mode=transaction on a loopback port, forwarding every database
  * name to the PostgreSQL of `upstream` as its user. No authentication: loopback only.
@@ -140,7 +131,7 @@ export class PgBouncer {
     const upstream = new URL(options.upstream);
     const user = decodeURIComponent(upstream.username) || 'postgres';
     const port = options.port || (await freePort());
-    const dir = workDir('sb-pgbouncer-');
+    const dir = postgresDir('sb-pgbouncer-');
     const target = [
       `host=${upstream.hostname.replace(/^\[|\]$/g, '')}`,
       `port=${upstream.port || 5432}`,

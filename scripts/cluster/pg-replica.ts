@@ -1,8 +1,8 @@
 import { createLogger } from '../../shared/observability/logger.ts';
 import { parseOptions, usageError } from '../../shared/runtime/cli.ts';
 import { LAUNCHER_STOP_MS, onShutdown } from '../../shared/runtime/shutdown.ts';
-import { PostgresReplica } from '../../test/helpers/postgres-replica.ts';
-import { PrivatePostgres } from '../../test/helpers/postgres-server.ts';
+import { PostgresReplica } from './postgres-replica.ts';
+import { PrivatePostgres } from './postgres-server.ts';
 
 /**
  * `npm run cluster:pg-replica`: a PostgreSQL primary (PostGIS, migrated and seeded) and a

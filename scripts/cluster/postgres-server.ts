@@ -20,9 +20,9 @@ export function command(program: string, args: string[]): [string, string[]] {
   return asRoot ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
 }
 
-/** A new temporary directory the server's OS user owns. */
-export function postgresDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'sb-pg-'));
+/** A new temporary directory the OS user postgres owns when we are root (Debian's servers run as it). */
+export function postgresDir(prefix = 'sb-pg-'): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
   if (asRoot) {
     const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres']).toString().trim()));
     chownSync(dir, uid as number, gid as number);
