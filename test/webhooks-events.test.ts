@@ -59,7 +59,10 @@ test('records_update, thumbnail_ready and export_ready reach a hook with the res
   const ready = ofType('export_ready');
   const exported = await api.call('GET', `/exports/${requested.body.id}`, u);
   t.is(ready?.resource, `/v2/exports/${requested.body.id}`);
-  t.like(ready?.data, { '@type': 'Export', status: 'done', url: exported.body.url, size: exported.body.size });
+  t.like(ready?.data, { '@type': 'Export', status: 'done', size: exported.body.size });
+  // No download link: one kept or forwarded by the receiver would open the export to anyone.
+  t.truthy(exported.body.url);
+  t.false('url' in (ready?.data ?? {}));
   // No hook listened to activity_create: the post itself was not delivered.
   t.false(payloads().some((p) => p.type === 'activity_create'));
 });

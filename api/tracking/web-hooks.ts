@@ -13,6 +13,7 @@ import {
   rotateWebHookSecret,
   type UserWebHookRow,
   updateWebHook,
+  type WebHookOwner,
 } from '../../shared/tracking/webhooks/hooks.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
@@ -29,6 +30,16 @@ import { dateTimeOut, iriOf, listFilterOf, listFilterShape, pagingShape, refOf, 
  */
 
 const PATH = '/user_web_hooks';
+
+/**
+ * The hook owner of a call: its user and its application, the API key's client (a tracking call
+ * always carries one, bound to the token's client).
+ */
+function ownerOf(caller: { id: string }, ctx: { state: { apiKey?: { clientId: string } } }): WebHookOwner {
+  const clientId = ctx.state.apiKey?.clientId;
+  if (!clientId) throw new Error('a web hook call without an API key');
+  return { id: caller.id, clientId };
+}
 
 /** A hook as reads answer it; `secret` only in the answers that make one. */
 type ShownWebHook = UserWebHookRow & { shownSecret?: string };
@@ -161,9 +172,9 @@ export function webHooksResource(router: ApiRouter, app: AppContext): void {
       description:
         'Oldest first. `user` / `user[]` take IRIs or ids (only the caller has hooks here: another user finds none). Paging: `page`, `limit` (default 30, at most 100).',
       query: listQuery,
-      handler: async ({ query, caller, principal }) => {
+      handler: async ({ query, caller, principal, ctx }) => {
         const found = await app.reads.read(principal.accountId, ({ db }) =>
-          listWebHooks(db, caller, { userIds: listFilterOf<string>(query, 'user') }, query),
+          listWebHooks(db, ownerOf(caller, ctx), { userIds: listFilterOf<string>(query, 'user') }, query),
         );
         return { ...found, page: query.page, limit: query.limit };
       },
@@ -173,27 +184,34 @@ export function webHooksResource(router: ApiRouter, app: AppContext): void {
       description: `\`user\` must be the caller's IRI, \`url\` an https URL (http only where the server allows it) of a public address, \`events\` some of ${WEBHOOK_EVENTS.join(', ')} (default: ${V226_EVENTS.join(', ')}); otherwise 422 naming the field. The answer holds \`secret\`, the key the deliveries are signed with (Standard Webhooks), shown this once. At most ${MAX_WEB_HOOKS_PER_USER} hooks per user (409). See docs/webhooks.md.`,
       body: createBody,
       errors: { 409: `The caller holds ${MAX_WEB_HOOKS_PER_USER} web hooks already` },
-      handler: async ({ body, caller }): Promise<ShownWebHook> => {
-        const row = await createWebHook(db, caller, { userId: body.user, url: body.url, events: body.events }, config);
+      handler: async ({ body, caller, ctx }): Promise<ShownWebHook> => {
+        const input = { userId: body.user, url: body.url, events: body.events };
+        const row = await createWebHook(db, ownerOf(caller, ctx), input, config);
         return { ...row, shownSecret: row.secret };
       },
       location: (h) => `${TRACKING_PREFIX}${PATH}/${h.id}`,
     })
     .get({
       summary: 'One web hook of the caller (its secret is never shown again)',
-      handler: async ({ params, caller }) => findWebHook(db, caller, params.id),
+      handler: async ({ params, caller, ctx }) => findWebHook(db, ownerOf(caller, ctx), params.id),
     })
     .update({
       summary: 'Change a web hook of the caller; this enables a disabled one again',
       description:
         'The fields sent replace their values, the others stay. Any change also clears the failures (`consecutiveFailures`, `startFailureDate`) and enables a disabled hook again. Read-only fields are ignored, unknown ones are a 422.',
       body: updateBody,
-      handler: async ({ params, body, caller }) =>
-        updateWebHook(db, caller, params.id, { userId: body.user, url: body.url, events: body.events }, config),
+      handler: async ({ params, body, caller, ctx }) =>
+        updateWebHook(
+          db,
+          ownerOf(caller, ctx),
+          params.id,
+          { userId: body.user, url: body.url, events: body.events },
+          config,
+        ),
     })
     .remove({
       summary: 'Delete a web hook of the caller (its pending deliveries are dropped)',
-      handler: async ({ params, caller }) => deleteWebHook(db, caller, params.id),
+      handler: async ({ params, caller, ctx }) => deleteWebHook(db, ownerOf(caller, ctx), params.id),
     })
     .action({
       method: 'post',
@@ -202,7 +220,7 @@ export function webHooksResource(router: ApiRouter, app: AppContext): void {
       description: `Answers the hook with its new \`secret\`, shown this once. For ${PREVIOUS_SECRET_HOURS} hours deliveries carry a signature by the previous secret too (Standard Webhooks' space-separated signatures), so a receiver can switch without losing one.`,
       response: serializer.itemSchema(hookSchema),
       handler: async ({ params, caller, ctx }) => {
-        const row = await rotateWebHookSecret(db, caller, params.id);
+        const row = await rotateWebHookSecret(db, ownerOf(caller, ctx), params.id);
         return serializer.item({ ...row, shownSecret: row.secret }, request(ctx.path));
       },
     })
@@ -214,7 +232,7 @@ export function webHooksResource(router: ApiRouter, app: AppContext): void {
         'Each attempt: when, which event, the status code the receiver answered (null when none came: refused address, timeout, connection error), how long it took, and why it failed.',
       response: attemptsSchema,
       handler: async ({ params, caller, ctx }) => {
-        const attempts = await lastAttempts(db, caller, params.id);
+        const attempts = await lastAttempts(db, ownerOf(caller, ctx), params.id);
         return {
           '@context': contextIri(hookView),
           '@id': ctx.path,

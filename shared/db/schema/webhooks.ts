@@ -5,6 +5,8 @@ export interface UserWebHooksTable {
   /** 32 hex digits. */
   id: Generated<string>;
   user_id: string;
+  /** The application (OAuth client) that made it; null: made before migration 0065, disabled until one adopts it. */
+  client_id: string | null;
   url: string;
   events: string[];
   /** `whsec_` + base64 of 32 random bytes: signs every delivery. */

@@ -67,6 +67,8 @@ interface Delivery {
   /** Earlier deliveries of its hook and subject still open, and when the last of them is due. */
   behind: number;
   behind_until: Date | null;
+  /** The account is disabled or the hook's application is: nothing is sent. */
+  withdrawn: boolean;
 }
 
 /**
@@ -77,9 +79,13 @@ const LOAD = {
   name: 'webhook-deliveries-load',
   text: `select d.id, d.hook_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
       h.url, h.secret, h.previous_secret, h.previous_secret_until, h.consecutive_failures, h.retry_at, h.disabled_at,
-      e.type, e.resource, e.data, e.occurred_at, b.behind, b.behind_until
+      e.type, e.resource, e.data, e.occurred_at, b.behind, b.behind_until,
+      a.disabled_at is not null or c.revoked_at is not null as withdrawn
     from webhook_deliveries d
     join user_web_hooks h on h.id = d.hook_id
+    join tracking_users u on u.id = h.user_id
+    join accounts a on a.id = u.account_id
+    left join oauth_clients c on c.id = h.client_id
     join webhook_events e on e.id = d.event_id
     cross join lateral (
       select count(*)::int as behind, max(o.next_attempt_at) as behind_until from webhook_deliveries o
@@ -295,14 +301,17 @@ export async function deliverWebhook(
   const d = await loadDelivery(db, deliveryId);
   if (!d) return { status: 'skipped', reason: 'the hook or the event was deleted' };
   if (d.state !== 'queued') return { status: 'skipped', reason: `delivery ${d.state}` };
-  if (d.disabled_at) {
+  if (d.disabled_at || d.withdrawn) {
     await db
       .updateTable('webhook_deliveries')
       .set({ state: 'failed', finished_at: sql<Date>`now()` })
       .where('id', '=', d.id)
       .where('state', '=', 'queued')
       .execute();
-    return { status: 'given-up', reason: 'the hook is disabled' };
+    return {
+      status: 'given-up',
+      reason: d.disabled_at ? 'the hook is disabled' : "the account or the hook's application is disabled",
+    };
   }
   const now = Date.now();
   const failing = d.consecutive_failures > 0;

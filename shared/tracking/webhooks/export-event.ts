@@ -8,8 +8,10 @@ import { emitTrackingEvent, hasListeners } from './events.ts';
 
 /**
  * `export_ready`: an export is done. The data is the Export as GET /v2/exports/{id} answers it
- * then, its download `url` included (the owner's receiver can fetch the zip). Emitted in the
- * transaction that marks it done, only when a hook listens.
+ * then, without its download `url`: a delivery may be kept or forwarded by the receiver, and the
+ * link would open the export to whoever holds it. The application fetches the export's IRI with
+ * its token, which stops working the moment the user withdraws it. Emitted in the transaction
+ * that marks it done, only when a hook listens.
  */
 export async function emitExportReady(trx: Kysely<Database>, exportId: string, publicUrl: string): Promise<boolean> {
   const row = await trx.selectFrom('tracking_exports').selectAll().where('id', '=', exportId).executeTakeFirst();
@@ -23,7 +25,12 @@ export async function emitExportReady(trx: Kysely<Database>, exportId: string, p
       '@context': `${TRACKING_PREFIX}/contexts/Export`,
       '@id': resource,
       '@type': 'Export',
-      ...(exportFields(publicUrl, row) as { [key: string]: Json }),
+      ...(withoutUrl(exportFields(publicUrl, row)) as { [key: string]: Json }),
     },
   });
+}
+
+function withoutUrl<T extends { url: unknown }>(fields: T): Omit<T, 'url'> {
+  const { url: _url, ...rest } = fields;
+  return rest;
 }

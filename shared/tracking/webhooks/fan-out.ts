@@ -14,7 +14,7 @@ export type AddJobs = (jobs: OutboxJob[]) => Promise<void>;
 
 /**
  * The `webhooks/event` job: one delivery per enabled hook of the user listening to the event's
- * type, in one transaction; then the job of each, added to BullMQ at once. The user's earlier
+ * type (none while the account is disabled), in one transaction; then the job of each, added to BullMQ at once. The user's earlier
  * events not fanned out yet go first (their own jobs may run late, or in parallel): a hook's
  * deliveries about one subject always exist in event order, which the order of sending relies on
  * (deliver.ts).
@@ -43,6 +43,8 @@ export async function fanOutEvent(db: Db, eventId: string, addJobs: AddJobs): Pr
       select 'msg_' || replace(gen_random_uuid()::text, '-', ''), h.id, e.id, e.seq, e.subject
       from webhook_events e
       join user_web_hooks h on h.user_id = e.user_id and e.type = any(h.events) and h.disabled_at is null
+      join tracking_users u on u.id = e.user_id
+      join accounts a on a.id = u.account_id and a.disabled_at is null
       where e.id = any(${ids}::text[])
       order by e.seq
       on conflict (hook_id, event_id) do nothing

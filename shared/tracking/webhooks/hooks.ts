@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { type Found, type PageRequest, pageOf } from '../../db/paging.ts';
 import type { Database } from '../../db/schema/index.ts';
@@ -10,9 +10,12 @@ import { newWebhookSecret } from './signature.ts';
 import { type TargetRules, urlProblem } from './target.ts';
 
 /**
- * A user's webhooks (`/v2/user_web_hooks`, docs/webhooks.md). A user sees and changes only their
- * own: another user's hook is "not found". The secret is shown once, when it is made (creation,
- * rotation).
+ * A user's webhooks (`/v2/user_web_hooks`, docs/webhooks.md). A hook belongs to its user and to
+ * the application (OAuth client) that made it: an application sees and changes only its own
+ * hooks of its user; another user's or another application's hook is "not found". A hook made
+ * before hooks belonged to an application (migration 0065) is any of its user's applications'
+ * until one changes it, which makes it its own. The secret is shown once, when it is made
+ * (creation, rotation).
  */
 
 export type UserWebHookRow = Selectable<UserWebHooksTable>;
@@ -22,8 +25,10 @@ export const MAX_WEB_HOOKS_PER_USER = 20;
 /** After a rotation the previous secret signs too for this long, so receivers can switch without a gap. */
 export const PREVIOUS_SECRET_HOURS = 24;
 
+/** Who calls: the tracking user and the application (OAuth client) acting for them. */
 export interface WebHookOwner {
   id: string;
+  clientId: string;
 }
 
 /** A hook as a client writes it (the user already taken from its IRI); absent members keep their value. */
@@ -34,6 +39,10 @@ export interface WebHookInput {
 }
 
 const notFound = (id: string) => notFoundError(`No user web hook ${id}`);
+
+/** The hooks the caller may see: its user's, made by its application or by none (before 0065). */
+const ownedBy = (owner: WebHookOwner) => (eb: ExpressionBuilder<Database, 'user_web_hooks'>) =>
+  eb.and([eb('user_id', '=', owner.id), eb.or([eb('client_id', '=', owner.clientId), eb('client_id', 'is', null)])]);
 
 /** The broken rules of a write, each naming its body field. */
 export function webHookProblems(owner: WebHookOwner, input: WebHookInput, rules: TargetRules): FieldError[] {
@@ -78,11 +87,14 @@ export async function createWebHook(
       .where('user_id', '=', owner.id)
       .executeTakeFirstOrThrow();
     if (Number(held.n) >= MAX_WEB_HOOKS_PER_USER)
-      throw conflictError(`You hold ${MAX_WEB_HOOKS_PER_USER} web hooks, the most allowed: delete one first`);
+      throw conflictError(
+        `Your account holds ${MAX_WEB_HOOKS_PER_USER} web hooks (its applications' together), the most allowed: delete one first`,
+      );
     return trx
       .insertInto('user_web_hooks')
       .values({
         user_id: owner.id,
+        client_id: owner.clientId,
         url: input.url,
         events: eventsOf(input.events ?? V226_EVENTS),
         secret: newWebhookSecret(),
@@ -98,7 +110,7 @@ export async function findWebHook(db: Kysely<Database>, owner: WebHookOwner, id:
     .selectFrom('user_web_hooks')
     .selectAll()
     .where('id', '=', id)
-    .where('user_id', '=', owner.id)
+    .where(ownedBy(owner))
     .executeTakeFirst();
   if (!row) throw notFound(id);
   return row;
@@ -111,7 +123,7 @@ export function listWebHooks(
   filter: { userIds?: string[] | undefined },
   paging: PageRequest,
 ): Promise<Found<UserWebHookRow>> {
-  let q = db.selectFrom('user_web_hooks').selectAll().where('user_id', '=', owner.id);
+  let q = db.selectFrom('user_web_hooks').selectAll().where(ownedBy(owner));
   if (filter.userIds && !filter.userIds.includes(owner.id)) q = q.where(sql<boolean>`false`);
   return pageOf(q.orderBy('created_at').orderBy('id'), paging);
 }
@@ -140,10 +152,12 @@ export async function updateWebHook(
       probe_until: null,
       disabled_at: null,
       disabled_reason: null,
+      // A hook made before hooks belonged to an application becomes the caller's.
+      client_id: owner.clientId,
       updated_at: sql<Date>`now()`,
     })
     .where('id', '=', id)
-    .where('user_id', '=', owner.id)
+    .where(ownedBy(owner))
     .returningAll()
     .executeTakeFirst();
   if (!row) throw notFound(id);
@@ -152,11 +166,7 @@ export async function updateWebHook(
 
 /** Deletes a hook of the caller; its pending deliveries go with it. */
 export async function deleteWebHook(db: Db, owner: WebHookOwner, id: string): Promise<void> {
-  const deleted = await db
-    .deleteFrom('user_web_hooks')
-    .where('id', '=', id)
-    .where('user_id', '=', owner.id)
-    .executeTakeFirst();
+  const deleted = await db.deleteFrom('user_web_hooks').where('id', '=', id).where(ownedBy(owner)).executeTakeFirst();
   if (deleted.numDeletedRows === 0n) throw notFound(id);
 }
 
@@ -174,7 +184,7 @@ export async function rotateWebHookSecret(db: Db, owner: WebHookOwner, id: strin
       updated_at: sql<Date>`now()`,
     })
     .where('id', '=', id)
-    .where('user_id', '=', owner.id)
+    .where(ownedBy(owner))
     .returningAll()
     .executeTakeFirst();
   if (!row) throw notFound(id);
