@@ -4,6 +4,7 @@ import {
   ensureAccountWithRoles,
   ForeignAccountError,
   findAccountByEmail,
+  foreignChangeRefusal,
 } from '../shared/accounts/accounts.ts';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { findClient, registerClient } from '../shared/accounts/clients.ts';
@@ -32,9 +33,10 @@ Options:
   --client-id <id>        issue the token and API key for this existing client: a first-party one,
                           or one the user allowed (default: a new first-party client "cli:<email>")
   --ttl <seconds>         access token lifetime (default 900, at most 86400)
-  --change-existing       allow adding roles to (or setting the password of) an account that was
-                          not created by an operator (someone registered it: they may not be who
-                          you think); its sessions, grants and tokens are ended
+  --change-existing       allow changing the roles (--role, --set-roles) or the password of an
+                          account that was not created by an operator (someone registered it:
+                          they may not be who you think); its sessions, grants and tokens are
+                          ended, and what changed is said on stderr
   --end-sessions          end every session, grant and token of the account (no new token)
   --disable               disable the account: no sign-in, every token refused (no new token)
   --enable                enable a disabled account again
@@ -131,6 +133,14 @@ async function listAndExit(): Promise<never> {
   process.exit(0);
 }
 
+/** A change of an account someone else registered, refused (foreignChangeRefusal): exits 2, nothing changed. */
+function exitRefused(error: ForeignAccountError): never {
+  console.error(
+    `${error.message}. Nothing was changed. To change its roles or password anyway, run again with --change-existing: its sessions, grants and tokens will be ended.`,
+  );
+  process.exit(2);
+}
+
 const endedText = (e: { sessions: number; grants: number }) =>
   `ended ${e.sessions} session(s) and ${e.grants} grant(s); earlier tokens are refused`;
 
@@ -156,6 +166,8 @@ await runCli(async (config) => {
       const done: string[] = [];
       let state: Record<string, unknown> = { disabled: Boolean(args.disable) };
       if (newRoles) {
+        const refusal = foreignChangeRefusal(account as NonNullable<typeof account>, args['change-existing']);
+        if (refusal) exitRefused(refusal);
         const set = await setAccountRoles(db, id, newRoles);
         state = { roles: set?.roles };
         done.push(
@@ -186,11 +198,8 @@ await runCli(async (config) => {
         ...(args['last-name'] ? { last_name: args['last-name'] } : {}),
       });
     } catch (error) {
-      if (!(error instanceof ForeignAccountError)) throw error;
-      console.error(
-        `${error.message}. Nothing was changed. To add roles or set the password anyway, run again with --change-existing: its sessions, grants and tokens will be ended.`,
-      );
-      process.exit(2);
+      if (error instanceof ForeignAccountError) exitRefused(error);
+      throw error;
     }
     const { account, created } = changes;
     let clientId = args['client-id'];

@@ -199,6 +199,28 @@ test('npm run account --role staff on a self-registered account refuses without 
   t.deepEqual(roles, ['user', 'staff']);
 });
 
+test('npm run account --set-roles staff on a self-registered account refuses without --change-existing (was: silent grant)', async (t) => {
+  const victim = await user();
+  const env = { ...process.env, DATABASE_URL: api.database.url, PUBLIC_URL: api.url, LOG_LEVEL: 'silent' };
+  const cli = (args: string[]) =>
+    run(process.execPath, ['scripts/account.ts', '--email', victim.email, ...args], { env }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+  const roles = async () =>
+    (await api.database.db.selectFrom('accounts').select('roles').where('id', '=', victim.id).executeTakeFirstOrThrow())
+      .roles;
+  const refused = await cli(['--set-roles', 'staff']);
+  t.is(refused.code, 2);
+  t.regex(refused.stderr, /not created by an operator.*self-registration.*--change-existing/s);
+  t.deepEqual(await roles(), ['user']);
+
+  const set = await cli(['--set-roles', 'staff', '--change-existing']);
+  t.is(set.code, 0, set.stderr);
+  t.deepEqual([...(await roles())].sort(), ['staff', 'user']);
+  t.regex(set.stderr, /account: set the roles to staff, user; its sessions, grants and tokens are ended/);
+});
+
 test('an x-api-key only goes with tokens issued to its own client (was: any token, any key)', async (t) => {
   const u = await user();
   const { api_key: evilKey } = await issueApiKey(api.database.db, evil.client_id, 'attacker');

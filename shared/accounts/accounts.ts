@@ -139,6 +139,19 @@ export interface AccountChanges {
 }
 
 /**
+ * The one rule of every operator command that changes an existing account's roles, password or
+ * email: an account someone else registered (themselves, or through an external provider) is
+ * changed only when the operator says so (`changeForeign`, the CLI's `--change-existing`); they
+ * may not be who the operator thinks.
+ */
+export function foreignChangeRefusal(
+  account: Account,
+  changeForeign: boolean | undefined,
+): ForeignAccountError | undefined {
+  return account.created_via !== 'operator' && !changeForeign ? new ForeignAccountError(account) : undefined;
+}
+
+/**
  * Finds the account by email or creates it (as an operator's); adds the given roles (never removes
  * any) and sets the password when given. Changing an account someone else registered needs
  * `changeForeign` (ForeignAccountError otherwise); any change of roles or password ends the
@@ -164,7 +177,8 @@ export async function ensureAccountWithRoles(
   const rolesAdded = [...new Set(input.roles)].filter((r) => !existing.roles.includes(r));
   const passwordChanged = Boolean(input.password);
   if (!rolesAdded.length && !passwordChanged) return { account: existing, created: false, rolesAdded, passwordChanged };
-  if (existing.created_via !== 'operator' && !input.changeForeign) throw new ForeignAccountError(existing);
+  const refusal = foreignChangeRefusal(existing, input.changeForeign);
+  if (refusal) throw refusal;
   const update: { roles: Role[]; password_hash?: string; updated_at: ReturnType<typeof sql<Date>> } = {
     roles: [...existing.roles, ...rolesAdded],
     updated_at: sql<Date>`now()`,
