@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { sql } from 'kysely';
 import { createProvider } from '../api/accounts/provider.ts';
@@ -172,15 +173,26 @@ test('redirect URIs of public clients (native apps): also private-use schemes in
   t.is(redirectTarget('myapp:/cb'), undefined);
 });
 
-test('production refuses the public default COOKIE_KEYS', async (t) => {
-  const config = testConfig({ NODE_ENV: 'production', DATABASE_URL: database.url });
-  await t.throwsAsync(createProvider(database.db, config, new TokenVerifier(database.db, config)), {
-    message: /COOKIE_KEYS/,
-  });
+test('production refuses published, short or predictable COOKIE_KEYS, naming how to make one', async (t) => {
+  const refused = async (keys: string | undefined, why: RegExp) => {
+    const config = testConfig({
+      NODE_ENV: 'production',
+      DATABASE_URL: database.url,
+      ...(keys === undefined ? {} : { COOKIE_KEYS: keys }),
+    });
+    await t.throwsAsync(createProvider(database.db, config, new TokenVerifier(database.db, config)), {
+      message: why,
+    });
+  };
+  await refused(undefined, /COOKIE_KEYS: the key is published.*openssl rand -base64 48/);
+  await refused('change-me-to-a-long-random-secret', /published/);
+  await refused('a-real-secret-of-some-length', /shorter than 32/);
+  await refused('abababababababababababababababababababab', /too predictable/);
+  await refused(`${randomBytes(48).toString('base64')},change-me-to-a-long-random-secret`, /key 2 of 2 is published/);
   const ok = testConfig({
     NODE_ENV: 'production',
     DATABASE_URL: database.url,
-    COOKIE_KEYS: 'a-real-secret-of-some-length',
+    COOKIE_KEYS: randomBytes(48).toString('base64'),
   });
   t.truthy(await createProvider(database.db, ok, new TokenVerifier(database.db, ok)));
 });

@@ -116,7 +116,8 @@ test('npm run account -- --list and --set-roles do the same from the command lin
     JSON.parse((await run(process.execPath, ['scripts/account.ts', ...args], { env })).stdout);
   const listed = (await cli(['--list', '--role', 'partner', '--limit', '200'])) as Listing;
   t.true(listed.accounts.some((a) => a.id === target.id));
-  const set = (await cli(['--email', target.email, '--set-roles', 'staff'])) as {
+  // The target registered itself (not an operator's account): the change must be asked for.
+  const set = (await cli(['--email', target.email, '--set-roles', 'staff', '--change-existing'])) as {
     account: { roles: string[] };
     done: string[];
   };

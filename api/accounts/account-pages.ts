@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Provider } from 'oidc-provider';
+import { endAccountSession, startAccountSession } from '../../shared/accounts/account-sessions.ts';
 import { authenticate } from '../../shared/accounts/accounts.ts';
 import { listConsents, revokeConsent } from '../../shared/accounts/consents.ts';
 import { endAccountSessions } from '../../shared/accounts/revocation.ts';
@@ -23,7 +24,8 @@ import { loginRateLimit } from './login-rate-limit.ts';
  * The user's account page (`/account`): the third-party applications they allowed, what each may
  * do, and a button to withdraw each (its grants end and its tokens are refused at once); "sign
  * out everywhere" ends every session and token. Signed in with the account's password; the
- * page's own cookie is signed with COOKIE_KEYS and dies with the account's token version.
+ * page's own cookie holds a random sign-in id kept on the server, ended by signing out and by
+ * anything that changes the account's token version.
  */
 export function accountPagesRouter(app: AppContext, provider: Provider): Router {
   const { db } = app;
@@ -32,9 +34,9 @@ export function accountPagesRouter(app: AppContext, provider: Provider): Router 
 
   const session = (ctx: Context): Promise<AccountSession | undefined> => readAccountSession(db, jar(ctx));
 
-  function setSession(ctx: Context, accountId: string, version: number): void {
-    const expires = Math.floor(Date.now() / 1000) + ACCOUNT_SESSION_S;
-    jar(ctx).set(ACCOUNT_COOKIE, `${accountId}.${version}.${expires}`, {
+  async function setSession(ctx: Context, accountId: string): Promise<void> {
+    const id = await startAccountSession(db, accountId, ACCOUNT_SESSION_S);
+    jar(ctx).set(ACCOUNT_COOKIE, id, {
       signed: true,
       httpOnly: true,
       sameSite: 'strict',
@@ -44,8 +46,10 @@ export function accountPagesRouter(app: AppContext, provider: Provider): Router 
     });
   }
 
-  const clearSession = (ctx: Context) => {
+  const clearSession = async (ctx: Context) => {
     const cookies = jar(ctx);
+    const id = cookies.get(ACCOUNT_COOKIE, { signed: true });
+    if (id) await endAccountSession(db, id);
     for (const path of [ACCOUNT_COOKIE_PATH, LEGACY_ACCOUNT_COOKIE_PATH])
       cookies.set(ACCOUNT_COOKIE, null, { path, signed: true });
   };
@@ -88,7 +92,7 @@ export function accountPagesRouter(app: AppContext, provider: Provider): Router 
       const page = accountSignInPage({ csrf: csrfToken(ctx), email, error: 'The email or password is not correct.' });
       return render(ctx, 401, 'Your account', page);
     }
-    setSession(ctx, account.id, account.token_version);
+    await setSession(ctx, account.id);
     ctx.status = 303;
     ctx.redirect('/account');
   });
@@ -104,14 +108,14 @@ export function accountPagesRouter(app: AppContext, provider: Provider): Router 
     const s = await signedInPost(ctx);
     if (!s) return;
     await endAccountSessions(db, s.accountId);
-    clearSession(ctx);
+    await clearSession(ctx);
     const notice = 'Signed out everywhere: every session and token of your account has ended.';
     render(ctx, 200, 'Your account', accountSignInPage({ csrf: csrfToken(ctx), notice }));
   });
 
   router.post('/account/logout', async (ctx) => {
     checkCsrf(ctx, await readForm(ctx));
-    clearSession(ctx);
+    await clearSession(ctx);
     ctx.status = 303;
     ctx.redirect('/account');
   });

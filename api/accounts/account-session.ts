@@ -1,15 +1,16 @@
 import type { Context } from 'koa';
 import Koa from 'koa';
-import { findAccountById } from '../../shared/accounts/accounts.ts';
-import { type Config, envSchema } from '../../shared/config.ts';
+import { findAccountSession, type SignedInAccount } from '../../shared/accounts/account-sessions.ts';
+import { cookieKeysProblem } from '../../shared/auth/cookie-keys.ts';
+import type { Config } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
-import type { Role } from '../../shared/db/schema/accounts.ts';
 
 /**
- * The sign-in of the account page (/account), a signed cookie naming the account, its token
- * version and its expiry. Staff's queue dashboard (/admin/queues) reads the same sign-in, so the
- * cookie is sent on every path; it is HttpOnly and SameSite=Strict, and nothing but these pages
- * reads it (the APIs take bearer tokens only).
+ * The sign-in of the account page (/account), a signed cookie holding a random session id that
+ * names a row of `account_sessions` (shared/accounts/account-sessions.ts): nothing in it can be
+ * made from an account's public data. Staff's queue dashboard (/admin/queues) reads the same
+ * sign-in, so the cookie is sent on every path; it is HttpOnly and SameSite=Strict, and nothing
+ * but these pages reads it (the APIs take bearer tokens only).
  */
 export const ACCOUNT_COOKIE = 'sb_account';
 export const ACCOUNT_COOKIE_PATH = '/';
@@ -18,26 +19,15 @@ export const LEGACY_ACCOUNT_COOKIE_PATH = '/account';
 /** How long the account page stays signed in without a new sign-in. */
 export const ACCOUNT_SESSION_S = 3600;
 
-export interface AccountSession {
-  accountId: string;
-  email: string;
-  roles: Role[];
-}
+export type AccountSession = SignedInAccount;
 
 /** Reads what a cookie jar holds, signature checked against COOKIE_KEYS. */
 export type SignedCookies = Pick<Context['cookies'], 'get'>;
 
-/**
- * The signed-in account, if the cookie is genuine, not expired, and its account still enabled
- * and at the same token version ("sign out everywhere" and a role change end the sign-in).
- */
+/** The signed-in account, if the cookie is genuine and its sign-in live (findAccountSession). */
 export async function readAccountSession(db: Db, cookies: SignedCookies): Promise<AccountSession | undefined> {
-  const value = cookies.get(ACCOUNT_COOKIE, { signed: true });
-  const [accountId = '', version, expires] = (value ?? '').split('.');
-  if (!value || Number(expires) < Date.now() / 1000) return undefined;
-  const account = await findAccountById(db, accountId);
-  if (!account || account.disabled_at || String(account.token_version) !== version) return undefined;
-  return { accountId, email: account.email ?? '', roles: account.roles };
+  const id = cookies.get(ACCOUNT_COOKIE, { signed: true });
+  return id ? findAccountSession(db, id) : undefined;
 }
 
 /**
@@ -50,11 +40,10 @@ export function signedCookieReader(cookieKeys: string): (ctx: Context) => Signed
 }
 
 /**
- * Whether anyone could sign these cookies: in production with the public default COOKIE_KEYS.
- * The accounts service refuses to start then; a process without it still serves the dashboard,
- * which must then accept no sign-in.
+ * Whether anyone could sign these cookies: in production with keys that are published, short or
+ * predictable (shared/auth/cookie-keys.ts). The accounts service refuses to start then; a process
+ * without it still serves the dashboard, which must then accept no sign-in.
  */
 export function forgeableCookies(config: Pick<Config, 'NODE_ENV' | 'COOKIE_KEYS'>): boolean {
-  const publicDefault = envSchema.shape.COOKIE_KEYS.parse(undefined);
-  return config.NODE_ENV === 'production' && config.COOKIE_KEYS.split(',').some((k) => k.trim() === publicDefault);
+  return config.NODE_ENV === 'production' && cookieKeysProblem(config.COOKIE_KEYS) !== undefined;
 }

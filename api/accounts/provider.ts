@@ -6,6 +6,7 @@ import { type Configuration, errors, Provider, type JWK as ProviderJwk } from 'o
 import { findAccountById, oidcClaims } from '../../shared/accounts/accounts.ts';
 import { revokeTokenId } from '../../shared/accounts/revocation.ts';
 import { secretMatches } from '../../shared/accounts/secrets.ts';
+import { cookieKeysProblem } from '../../shared/auth/cookie-keys.ts';
 import { postgresAdapterFactory } from '../../shared/auth/oidc-adapter.ts';
 import { refreshTokenTtl } from '../../shared/auth/refresh-tokens.ts';
 import { grantableApiScopes, OFFLINE_ACCESS_SCOPE, PROVIDER_SCOPES } from '../../shared/auth/scopes.ts';
@@ -66,10 +67,8 @@ export async function createProvider(
   logger?: Logger,
 ): Promise<Provider> {
   const cookieKeys = config.COOKIE_KEYS.split(',').map((k) => k.trim());
-  if (config.NODE_ENV === 'production' && cookieKeys.includes(envSchema.shape.COOKIE_KEYS.parse(undefined)))
-    throw new ConfigError(
-      'Invalid configuration:\n  COOKIE_KEYS: set your own secret(s) in production (the default is public)',
-    );
+  const weakKeys = config.NODE_ENV === 'production' ? cookieKeysProblem(config.COOKIE_KEYS) : undefined;
+  if (weakKeys) throw new ConfigError(`Invalid configuration:\n  COOKIE_KEYS: ${weakKeys}`);
   const keys = await ensureSigningKeys(db);
   const configuration: Configuration = {
     // A revoked grant's access tokens are refused until the last of them expires (clock skew included).

@@ -22,6 +22,8 @@ export async function endAccountSessions(
       .executeTakeFirst();
     if (bumped.numUpdatedRows === 0n) return undefined;
     const grants = await deleteGrants(trx, accountId);
+    // The account page's sign-ins end with the version bump; their rows go now.
+    await trx.deleteFrom('account_sessions').where('account_id', '=', accountId).execute();
     // Sessions, interactions and codes name the account in their payload.
     const rest = await trx
       .deleteFrom('oidc_payloads')

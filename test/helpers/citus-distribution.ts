@@ -83,6 +83,7 @@ export const DISTRIBUTION: Record<keyof Database, Placement> = {
   oauth_consents: accounts,
   revoked_tokens: accounts,
   revoked_grants: accounts,
+  account_sessions: accounts,
   outbox: {
     kind: 'local',
     why: 'the relays claim rows with FOR UPDATE SKIP LOCKED across all users, which Citus runs on one node only',

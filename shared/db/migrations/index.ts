@@ -33,6 +33,7 @@ import * as m0062 from './0062_activity_moving_time.ts';
 import * as m0063 from './0063_similar_activities.ts';
 import * as m0064 from './0064_city_keys.ts';
 import * as m0065 from './0065_webhook_clients.ts';
+import * as m0066 from './0066_account_sessions.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -73,4 +74,5 @@ export const migrations: Record<string, Migration> = {
   '0063_similar_activities': m0063,
   '0064_city_keys': m0064,
   '0065_webhook_clients': m0065,
+  '0066_account_sessions': m0066,
 };

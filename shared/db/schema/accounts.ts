@@ -110,6 +110,15 @@ export interface OidcPayloadsTable {
   consumed_at: Date | null;
 }
 
+/** A sign-in of the account page (migration 0066): the cookie holds the id, this row its hash. */
+export interface AccountSessionsTable {
+  id_hash: string;
+  account_id: string;
+  token_version: number;
+  created_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface AccountTables {
   accounts: AccountsTable;
   signing_keys: SigningKeysTable;
@@ -119,4 +128,5 @@ export interface AccountTables {
   oauth_consents: OAuthConsentsTable;
   revoked_tokens: RevokedTokensTable;
   revoked_grants: RevokedGrantsTable;
+  account_sessions: AccountSessionsTable;
 }
