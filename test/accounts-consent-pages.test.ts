@@ -63,6 +63,16 @@ test('a third-party app gets no code for a signed-in user without a consent page
   t.regex(await silent.text(), /consent_required/);
 });
 
+test('the account scope is asked in plain words on the consent page', async (t) => {
+  const u = await user();
+  const ua = await signedInBrowser(u.email);
+  const res = await ua.follow(authorizeUrl(evil.client_id, EVIL_CB, { scope: 'openid tracking:read account' }));
+  t.is(res.status, 200);
+  const html = await res.text();
+  t.regex(html, /Export all your personal data \(your email, names and the applications you allowed among it\)/);
+  t.regex(html, /schedule the deletion of your account/);
+});
+
 test('after Allow, a code and a token with the scopes allowed, never admin; remembered per user and app', async (t) => {
   const staff = await user(['user', 'staff']);
   const ua = await signedInBrowser(staff.email);

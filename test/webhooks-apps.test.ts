@@ -1,13 +1,11 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { issueApiKey } from '../shared/accounts/api-keys.ts';
-import { registerClient } from '../shared/accounts/clients.ts';
-import { recordConsent, revokeConsent } from '../shared/accounts/consents.ts';
+import { revokeConsent } from '../shared/accounts/consents.ts';
 import { setAccountDisabled } from '../shared/accounts/revocation.ts';
 import { deliverWebhook } from '../shared/tracking/webhooks/deliver.ts';
 import { fanOutEvent } from '../shared/tracking/webhooks/fan-out.ts';
 import type { SendResult } from '../shared/tracking/webhooks/send.ts';
-import { mintToken } from './helpers/tokens.ts';
+import { allowedApp as allowedThirdPartyApp } from './helpers/third-party-apps.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { activity, me } from './helpers/tracking-activities.ts';
 
@@ -20,22 +18,8 @@ const api = await startTrackingApi({ env: { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOK
 test.after.always(() => api.close());
 const { db } = api.database;
 
-const TRACKING = ['tracking:read', 'tracking:write'];
 const HOOK_URL = 'http://127.0.0.1:9/hook';
-
-/** A third-party application the user allowed: its client, API key and a token for the user. */
-async function allowedApp(u: TrackingTestUser, name: string) {
-  const client = await registerClient(db, { client_name: name, redirect_uris: ['https://app.example.com/cb'] });
-  const { api_key: key } = await issueApiKey(db, client.client_id, name);
-  await recordConsent(db, u.id, client.client_id, ['openid', ...TRACKING]);
-  const token = await mintToken(db, api.config, u, { clientId: client.client_id, scopes: TRACKING });
-  const as = { ...u, token };
-  return {
-    clientId: client.client_id,
-    call: (method: string, path: string, body?: unknown) =>
-      api.call(method, path, as, { headers: { 'x-api-key': key }, ...(body !== undefined ? { body } : {}) }),
-  };
-}
+const allowedApp = (u: TrackingTestUser, name: string) => allowedThirdPartyApp(api, u, name);
 
 const hookRows = (userLdid: string) =>
   db.selectFrom('user_web_hooks').select(['id', 'client_id']).where('user_id', '=', userLdid).execute();

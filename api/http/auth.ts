@@ -295,6 +295,11 @@ export function authorizePrincipal(principal: Principal, ctx: RequestScope): Pri
   return principal;
 }
 
+/** A 403 `insufficient_scope` unless the caller's token holds `scope` (beyond the request's own). */
+export function requireScope(principal: Pick<Principal, 'scopes'>, scope: string): void {
+  if (!principal.scopes.has(scope)) throw insufficientScope(scope);
+}
+
 export function insufficientScope(scope: string): HttpError {
   return new HttpError(403, 'Forbidden', `The token lacks the scope "${scope}" this request needs`, [], {
     'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { z } from 'zod';
+import { ACCOUNT_SCOPE } from '../../shared/auth/scopes.ts';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { exportFields } from '../../shared/tracking/exports/export-fields.ts';
 import {
@@ -12,8 +13,10 @@ import {
   listExports,
   MAX_EXPORTS_PER_USER,
   requestExport,
+  visibleExportKinds,
 } from '../../shared/tracking/exports/store.ts';
 import type { AppContext } from '../context.ts';
+import { requireScope } from '../http/auth.ts';
 import { errorResponse } from '../http/error-schemas.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import type { HydraView } from '../http/formats/format.ts';
@@ -120,7 +123,8 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
       description: 'Paging: `page`, `limit` (default 30, at most 100).',
       query: z.object(pagingShape),
       handler: async ({ query, caller, principal }) => {
-        const found = await app.reads.read(principal.accountId, ({ db }) => listExports(db, caller.id, query));
+        const kinds = visibleExportKinds(principal.scopes);
+        const found = await app.reads.read(principal.accountId, ({ db }) => listExports(db, caller.id, query, kinds));
         return { ...found, page: query.page, limit: query.limit };
       },
     })
@@ -134,12 +138,13 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     })
     .get({
       summary: 'One export of the caller: its status, progress and, once done, its download link',
-      handler: async ({ params, caller }) => findExport(db, caller.id, params.id),
+      handler: async ({ params, caller, principal }) =>
+        findExport(db, caller.id, params.id, visibleExportKinds(principal.scopes)),
     })
     .remove({
       summary: 'Delete an export of the caller and its file (the link stops working)',
-      handler: async ({ params, caller }) => {
-        await deleteExport(db, config.STORAGE_DIR, caller.id, params.id);
+      handler: async ({ params, caller, principal }) => {
+        await deleteExport(db, config.STORAGE_DIR, caller.id, params.id, visibleExportKinds(principal.scopes));
       },
     });
 
@@ -157,12 +162,16 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     status: 201,
     idempotent: true,
     summary: 'Export all the personal data of the caller (the v2.26 path)',
-    description: `Like POST /v2/exports, for \`{id}\` the caller's own user id (another id: 404), but the zip holds everything of the user: \`profile.json\` (the User, the account, the applications allowed), per activity its GPX file, its JSON with streams and its drawn thumbnails, \`measures.json\`, \`records.json\`, \`devices.json\`, \`shares.json\`, the uploaded photos, and \`manifest.json\` listing every file with its size and SHA-256 (docs/accounts-lifecycle.md). The body is optional (\`{"format": "gpx"}\`, the default). The answer is 201 with the export \`pending\`: read it (GET, Location header) until \`status\` is \`done\`, then download \`url\`. One export at a time, of either kind (409 while one is pending or running); at most ${MAX_EXPORTS_PER_USER} held at once.`,
+    description: `Like POST /v2/exports, for \`{id}\` the caller's own user id (another id: 404), but the zip holds everything of the user: \`profile.json\` (the User, the account, the applications allowed), per activity its GPX file, its JSON with streams and its drawn thumbnails, \`measures.json\`, \`records.json\`, \`devices.json\`, \`shares.json\`, the uploaded photos, and \`manifest.json\` listing every file with its size and SHA-256 (docs/accounts-lifecycle.md). Needs the \`account\` scope beside \`tracking:write\` (403 otherwise): a token without it neither starts nor sees personal-data exports (they are missing from GET /v2/exports). The body is optional (\`{"format": "gpx"}\`, the default). The answer is 201 with the export \`pending\`: read it (GET, Location header) until \`status\` is \`done\`, then download \`url\`. One export at a time, of either kind (409 while one is pending or running); at most ${MAX_EXPORTS_PER_USER} held at once.`,
     body: createBody,
-    errors: { 409: 'An export is in progress, or the caller holds the most exports allowed' },
+    errors: {
+      403: 'The token lacks the `account` scope (an export of the account, its email and applications included)',
+      409: 'An export is in progress, or the caller holds the most exports allowed',
+    },
     response: serializer.itemSchema(exportSchema),
-    handler: async ({ params, body, ctx, caller }) => {
+    handler: async ({ params, body, ctx, caller, principal }) => {
       if (params.id !== caller.id) throw notFound('No such user (or not you)');
+      requireScope(principal, ACCOUNT_SCOPE);
       const row = await requestExport(db, caller.id, body?.format ?? 'gpx', config.EXPORT_TTL_S, 'personal_data');
       ctx.set('Location', `${config.PUBLIC_URL}${EXPORTS_PATH}/${row.id}`);
       return serializer.item(row, { baseUrl: config.PUBLIC_URL, path: ctx.path, querystring: '', query: {} });

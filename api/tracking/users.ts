@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { ACCOUNT_SCOPE } from '../../shared/auth/scopes.ts';
 import { userFields } from '../../shared/tracking/users/fields.ts';
 import { scheduleDeleteRule } from '../../shared/tracking/users/schedule-delete.ts';
 import { type TrackingUser, updateTrackingUser, userVisibleTo } from '../../shared/tracking/users/store.ts';
 import type { AppContext } from '../context.ts';
+import { requireScope } from '../http/auth.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
@@ -90,14 +92,19 @@ export function usersResource(router: ApiRouter, app: AppContext): void {
     .update({
       summary: "Change the caller's User",
       description: [
-        'Editable: `gender` (1, 2, 3), `language` (ISO 639-1), `country` (ISO 3166-1 alpha-2 that exists), `imageUrl` (http/https), `birthDate` (`YYYY-MM-DD`, not in the future), `scheduleDelete` (date-time with offset), `timezone` (an IANA zone name such as `Europe/Paris`, stored in its canonical spelling; our extension: the statistics by period are cut in it, and a change rebuilds them in the background). Each may be null to clear it.',
+        'Editable: `gender` (1, 2, 3), `language` (ISO 639-1), `country` (ISO 3166-1 alpha-2 that exists), `imageUrl` (http/https), `birthDate` (`YYYY-MM-DD`, not in the future), `scheduleDelete` (date-time with offset; needs the `account` scope beside `tracking:write`, 403 otherwise), `timezone` (an IANA zone name such as `Europe/Paris`, stored in its canonical spelling; our extension: the statistics by period are cut in it, and a change rebuilds them in the background). Each may be null to clear it.',
         scheduleDeleteRule(app.config.ACCOUNT_DELETE_GRACE_S),
         'Fields not sent stay as they are. Read-only fields (`id`, `oneId`, `roles`, `createdAt`, `updatedAt`, `@id`...) are ignored; any other member is a 422 naming it.',
       ].join('\n\n'),
       body: userBody,
-      errors: { 409: "The account's deletion has started: nothing can be changed any more" },
-      handler: async ({ params, body, caller }) => {
+      errors: {
+        403: 'The body sets `scheduleDelete` and the token lacks the `account` scope',
+        409: "The account's deletion has started: nothing can be changed any more",
+      },
+      handler: async ({ params, body, caller, principal }) => {
         const user = userVisibleTo(caller, params.id);
+        // Scheduling the account's deletion acts on the account, not on tracking data.
+        if (body.scheduleDelete !== undefined) requireScope(principal, ACCOUNT_SCOPE);
         return updateTrackingUser(app.db, user, body, { deleteGraceSeconds: app.config.ACCOUNT_DELETE_GRACE_S });
       },
     });

@@ -9,8 +9,16 @@ export type ScopedService = (typeof SCOPED_SERVICES)[number];
 /** Staff powers (moderation, first-party clients, disabling accounts): never for third-party clients. */
 export const ADMIN_SCOPE = 'admin';
 
+/**
+ * What reaches beyond a service's data to the account itself: the export of all personal data
+ * (email, names and the applications allowed among it) and scheduling the account's deletion.
+ * `tracking:*` alone does not (docs/accounts.md "Scopes").
+ */
+export const ACCOUNT_SCOPE = 'account';
+
 export const API_SCOPES: readonly string[] = [
   ...SCOPED_SERVICES.flatMap((s) => [`${s}:read`, `${s}:write`]),
+  ACCOUNT_SCOPE,
   ADMIN_SCOPE,
 ];
 
@@ -37,6 +45,8 @@ export const SCOPE_DESCRIPTIONS: Record<string, string> = {
   'partners:write': 'Create, change and delete community partners with your staff powers',
   'tracking:read': 'See your activities, GPS tracks, records, devices, measures and shares',
   'tracking:write': 'Add, change and delete your activities, devices, measures and shares',
+  account:
+    'Export all your personal data (your email, names and the applications you allowed among it) and schedule the deletion of your account',
   admin: 'Act with your staff powers (moderation, administration)',
 };
 

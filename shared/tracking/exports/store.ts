@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { type Selectable, sql, type Transaction } from 'kysely';
+import { ACCOUNT_SCOPE } from '../../auth/scopes.ts';
 import type { Db } from '../../db/database.ts';
 import { type Found, type PageRequest, pageOf } from '../../db/paging.ts';
 import type { TrackingExportsTable } from '../../db/schema/exports.ts';
@@ -141,25 +142,40 @@ export async function requestExport(
 }
 
 /** One page of the user's exports, newest first (index tracking_exports_user_idx). */
-export function listExports(db: Db, userId: string, paging: PageRequest): Promise<Found<ExportRow>> {
+/**
+ * The kinds of export a caller may see: the personal-data export holds the account (email,
+ * names, applications allowed), so only a token with the `account` scope sees it.
+ */
+export function visibleExportKinds(scopes: ReadonlySet<string>): ExportKind[] {
+  return scopes.has(ACCOUNT_SCOPE) ? ['activities', 'personal_data'] : ['activities'];
+}
+
+export function listExports(
+  db: Db,
+  userId: string,
+  paging: PageRequest,
+  kinds: readonly ExportKind[],
+): Promise<Found<ExportRow>> {
   return pageOf(
     db
       .selectFrom('tracking_exports')
       .selectAll()
       .where('user_id', '=', userId)
+      .where('kind', 'in', kinds)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc'),
     paging,
   );
 }
 
-/** The user's export `id`; another user's or a missing one is a 404. */
-export async function findExport(db: Db, userId: string, id: string): Promise<ExportRow> {
+/** The user's export `id` of one of these kinds; another user's, another kind or a missing one is a 404. */
+export async function findExport(db: Db, userId: string, id: string, kinds: readonly ExportKind[]): Promise<ExportRow> {
   const row = await db
     .selectFrom('tracking_exports')
     .selectAll()
     .where('id', '=', id)
     .where('user_id', '=', userId)
+    .where('kind', 'in', kinds)
     .executeTakeFirst();
   if (!row) throw notFound(id);
   return row;
@@ -169,11 +185,18 @@ export async function findExport(db: Db, userId: string, id: string): Promise<Ex
  * Deletes the user's export and its file. A running job finds its row gone when it finishes
  * and removes what it wrote.
  */
-export async function deleteExport(db: Db, storageDir: string, userId: string, id: string): Promise<void> {
+export async function deleteExport(
+  db: Db,
+  storageDir: string,
+  userId: string,
+  id: string,
+  kinds: readonly ExportKind[],
+): Promise<void> {
   const row = await db
     .deleteFrom('tracking_exports')
     .where('id', '=', id)
     .where('user_id', '=', userId)
+    .where('kind', 'in', kinds)
     .returning(['id', 'file_path'])
     .executeTakeFirst();
   if (!row) throw notFound(id);
