@@ -252,3 +252,28 @@ test('withdrawing an app on the account page ends its refresh tokens', async (t)
   t.is(await oauthErrorOf(oidc.refreshTokenGrant(config, tokens.refresh_token ?? '')), 'invalid_grant');
   t.like(await services(tokens.access_token, apiKey), { tracking: 401 });
 });
+
+test("/oauth/introspect tells a client nothing of another client's token (was: active, sub and scope to anyone)", async (t) => {
+  const u = await createUser(api);
+  const config = await discover(api, firstParty.client_id, firstParty.client_secret);
+  const signedIn = await logIn(api, config, { email: u.email, redirectUri: REDIRECT, scope: SCOPE });
+  const refresh = signedIn.refresh_token ?? '';
+  t.truthy(refresh);
+  const thief = await createClient(api, 'Thief');
+  const introspect = (basic: string) =>
+    api
+      .fetch('/oauth/introspect', {
+        method: 'POST',
+        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: refresh, token_type_hint: 'refresh_token' }),
+      })
+      .then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
+  const byThief = await introspect(thief.basic);
+  t.is(byThief.status, 200);
+  t.deepEqual(byThief.body, { active: false });
+  const own = `Basic ${Buffer.from(`${firstParty.client_id}:${firstParty.client_secret}`).toString('base64')}`;
+  const byOwner = await introspect(own);
+  t.like(byOwner.body, { active: true, sub: u.id, client_id: firstParty.client_id });
+  // The thief's probe did not count as a use: the token still refreshes once.
+  t.truthy((await oidc.refreshTokenGrant(config, refresh)).access_token);
+});

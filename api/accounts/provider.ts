@@ -130,7 +130,9 @@ export async function createProvider(
       // RFC 7009. Revoking a refresh token revokes its grant (oidc-provider's revokeGrantPolicy):
       // every refresh and access token of that sign-in. Another client's token is left alone (200).
       revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
-      introspection: { enabled: true },
+      // RFC 7662 §4: a client learns nothing of another client's token (active: false), so a stolen
+      // refresh token cannot be tested without going through its reuse detection.
+      introspection: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       // Our own pages, not oidc-provider's unstyled defaults.
       rpInitiatedLogout: {
         enabled: true,

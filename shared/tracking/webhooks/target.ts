@@ -32,20 +32,59 @@ const RANGE_WORDS: Record<string, string> = {
 };
 
 /**
- * Why an IP address may not be a webhook target, or undefined for a public unicast one. An
- * IPv4-mapped IPv6 address is judged as the IPv4 address it maps; anything but plain unicast
- * (NAT64, 6to4 and Teredo, which embed IPv4 addresses, included) is refused.
+ * Why an IP address may not be a webhook target, or undefined for a public unicast one. An IPv6
+ * address that carries an IPv4 address (IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64,
+ * 6to4, Teredo) is judged by every IPv4 address it carries: a route to it may end there.
  */
 export function blockedAddress(address: string): string | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.process(address);
+    parsed = ipaddr.parse(address);
   } catch {
     return 'not an IP address';
   }
+  if (parsed.kind() === 'ipv6') {
+    const carried = embeddedIPv4(parsed as ipaddr.IPv6);
+    if (carried) {
+      for (const v4 of carried) {
+        const blocked = blockedRange(v4);
+        if (blocked) return `an IPv6 form of ${blocked}`;
+      }
+      return undefined;
+    }
+  }
+  return blockedRange(parsed);
+}
+
+function blockedRange(parsed: ipaddr.IPv4 | ipaddr.IPv6): string | undefined {
   const range = parsed.range();
   if (range === 'unicast') return undefined;
   return RANGE_WORDS[range] ?? `in the special range "${range}"`;
+}
+
+const v4Of = (hi: number, lo: number) => ipaddr.fromByteArray([hi >> 8, hi & 255, lo >> 8, lo & 255]) as ipaddr.IPv4;
+
+/**
+ * The IPv4 addresses an IPv6 address carries, or undefined when it is no such form: the last 32
+ * bits of ::a.b.c.d (IPv4-compatible, deprecated), ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d
+ * (translated), 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64); bits 16-48 of 2002::/16 (6to4); the
+ * server (bits 32-64) and the client (the last 32 bits, inverted) of 2001::/32 (Teredo).
+ */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const p = ip.parts;
+  const w = (i: number) => p[i] ?? 0;
+  const last = () => v4Of(w(6), w(7));
+  const zeros = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && (w(5) === 0 || w(5) === 0xffff)) {
+    // :: and ::1 are the unspecified and loopback addresses themselves.
+    if (w(5) === 0 && w(6) === 0 && w(7) <= 1) return undefined;
+    return [last()];
+  }
+  if (zeros(0, 4) && w(4) === 0xffff && w(5) === 0) return [last()];
+  if (w(0) === 0x64 && w(1) === 0xff9b && (zeros(2, 6) || w(2) === 1)) return [last()];
+  if (w(0) === 0x2002) return [v4Of(w(1), w(2))];
+  if (w(0) === 0x2001 && w(1) === 0) return [v4Of(w(2), w(3)), v4Of(w(6) ^ 0xffff, w(7) ^ 0xffff)];
+  return undefined;
 }
 
 /** A URL's host without the brackets of an IPv6 literal. */
@@ -84,6 +123,13 @@ export interface ResolvedTarget {
 export class TargetRefused extends Error {}
 
 /**
+ * The one reason recorded for a name that does not resolve or resolves to an address webhooks
+ * may not reach: which of the two, and the address, would tell a hook's owner what the
+ * server's internal names are.
+ */
+export const NOT_PUBLIC = 'the host does not resolve to a public address';
+
+/**
  * Resolves a hook's URL for one delivery and checks it: every address the name resolves to must
  * be allowed (a name that also resolves to an internal address is refused whole); the connection
  * goes to one of them. Throws TargetRefused saying why.
@@ -100,17 +146,18 @@ export async function resolveTarget(value: string, rules: TargetRules): Promise<
     try {
       addresses = await lookup(host, { all: true, verbatim: true });
     } catch (error) {
-      throw new TargetRefused(`${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'DNS error'})`);
+      throw new TargetRefused(NOT_PUBLIC);
     }
   }
   if (!rules.WEBHOOKS_ALLOW_PRIVATE)
     for (const a of addresses) {
       const blocked = blockedAddress(a.address);
-      if (blocked)
-        throw new TargetRefused(
-          `${host === a.address ? host : `${host} resolves to ${a.address}, which`} is ${blocked}: webhooks are sent to public addresses only (WEBHOOKS_ALLOW_PRIVATE)`,
-        );
+      if (!blocked) continue;
+      // A literal is the owner's own; what a name resolves to stays ours (no oracle of internal names).
+      throw new TargetRefused(
+        family !== 0 ? `${host} is ${blocked}: webhooks are sent to public addresses only` : NOT_PUBLIC,
+      );
     }
-  if (addresses.length === 0) throw new TargetRefused(`${host} resolves to no address`);
+  if (addresses.length === 0) throw new TargetRefused(NOT_PUBLIC);
   return { url, addresses: addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 })) };
 }
