@@ -146,7 +146,9 @@ export async function resolveTarget(value: string, rules: TargetRules): Promise<
     try {
       addresses = await lookup(host, { all: true, verbatim: true });
     } catch (error) {
-      throw new TargetRefused(NOT_PUBLIC);
+      // Where private targets are allowed (a trusted network) the DNS error helps; elsewhere it is an oracle.
+      const code = (error as NodeJS.ErrnoException).code ?? 'DNS error';
+      throw new TargetRefused(rules.WEBHOOKS_ALLOW_PRIVATE ? `${host} does not resolve (${code})` : NOT_PUBLIC);
     }
   }
   if (!rules.WEBHOOKS_ALLOW_PRIVATE)
