@@ -11,7 +11,7 @@ import { postgresAdapterFactory } from '../../shared/auth/oidc-adapter.ts';
 import { refreshTokenTtl } from '../../shared/auth/refresh-tokens.ts';
 import { grantableApiScopes, OFFLINE_ACCESS_SCOPE, PROVIDER_SCOPES } from '../../shared/auth/scopes.ts';
 import { ensureSigningKeys } from '../../shared/auth/signing-keys.ts';
-import { type Config, ConfigError, envSchema } from '../../shared/config.ts';
+import { type Config, ConfigError } from '../../shared/config.ts';
 import type { Db } from '../../shared/db/database.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import type { TokenVerifier } from '../http/auth.ts';
