@@ -19,7 +19,7 @@ type Operation = {
   requestBody?: { required?: boolean; content?: Record<string, Media> };
   responses?: Record<string, { content?: Record<string, Media> }>;
 };
-type Document = OpenApiPaths & { paths: Record<string, Record<string, Operation>>; components: object };
+type Document = { paths: Record<string, Record<string, Operation>>; components: object };
 
 const openapi = async () => (await (await api.fetch('/openapi.json')).json()) as Document;
 

@@ -98,8 +98,8 @@ function filterShape<P extends string, T>(
   // The values are checked in the transform (for their own messages): /openapi.json still lists
   // them as an enum, so generated clients type them.
   const { values, ...meta } = doc;
-  const one = values ? { type: 'string', enum: [...values] } : { type: 'string' };
-  const override = values ? { anyOf: [one, { type: 'array', maxItems: 100, items: one }] } : undefined;
+  const one = { type: 'string' as const, enum: [...(values ?? [])] };
+  const override = values ? { anyOf: [one, { type: 'array' as const, maxItems: 100, items: one }] } : undefined;
   const many = z
     .union([z.string(), z.array(z.string()).max(100)])
     .transform((value, ctx) => {
