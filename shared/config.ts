@@ -153,6 +153,11 @@ export const envSchema = z.object({
    * grace period in which they may cancel); 0 lets them ask for now (docs/accounts-lifecycle.md).
    */
   ACCOUNT_DELETE_GRACE_S: z.coerce.number().int().min(0).max(31_536_000).default(604_800),
+  /**
+   * Seconds between two runs of the `maintenance` workers' accounts purge: a due account is deleted
+   * at most this long after its `scheduleDelete` date (docs/accounts-lifecycle.md).
+   */
+  ACCOUNTS_PURGE_INTERVAL_S: z.coerce.number().int().min(10).max(86_400).default(3600),
   /** Seconds the first answer to a request sent with an Idempotency-Key is kept for its retries. */
   IDEMPOTENCY_KEY_TTL_S: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
   /**

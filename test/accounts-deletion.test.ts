@@ -1,13 +1,16 @@
 import { rm } from 'node:fs/promises';
 import test, { type ExecutionContext } from 'ava';
+import { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import { runAccountDeletion } from '../shared/accounts/account-deletion.ts';
 import { purgeAccounts, runStartedDeletions, startAccountDeletion } from '../shared/accounts/account-purge.ts';
 import { findApiKey } from '../shared/accounts/api-keys.ts';
 import { ConfigError, loadConfig } from '../shared/config.ts';
+import { createRedis } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
 import { enqueueInTransaction } from '../shared/queue/outbox.ts';
 import { scheduleDeleteProblem } from '../shared/tracking/users/schedule-delete.ts';
+import { ACCOUNTS_PURGE_SCHEDULER_ID } from '../workers/processors/accounts-purge.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { filesIn, populateUser, storedFileExists, type UserData } from './helpers/account-data.ts';
 import { runScript } from './helpers/cli.ts';
@@ -290,11 +293,35 @@ test.serial(
   },
 );
 
+test('ACCOUNTS_PURGE_INTERVAL_S: an hour by default, 10 s to a day', (t) => {
+  t.is(loadConfig({}).ACCOUNTS_PURGE_INTERVAL_S, 3600);
+  t.is(loadConfig({ ACCOUNTS_PURGE_INTERVAL_S: '10' }).ACCOUNTS_PURGE_INTERVAL_S, 10);
+  t.is(loadConfig({ ACCOUNTS_PURGE_INTERVAL_S: '86400' }).ACCOUNTS_PURGE_INTERVAL_S, 86_400);
+  for (const bad of ['0', '9', '86401', 'hourly', '1.5', '-60'])
+    t.throws(() => loadConfig({ ACCOUNTS_PURGE_INTERVAL_S: bad }), {
+      instanceOf: ConfigError,
+      message: /ACCOUNTS_PURGE_INTERVAL_S/,
+    });
+});
+
 test.serial('the scheduled maintenance job deletes the due accounts', async (t) => {
   const { u, d, other, od, otherBefore } = await twoUsers();
   await makeDue(u);
-  const maintenance = await startWorkers({ ...api.config, WORKER_QUEUES: ['maintenance'], OUTBOX_POLL_MS: 50 });
+  const maintenance = await startWorkers({
+    ...api.config,
+    WORKER_QUEUES: ['maintenance'],
+    OUTBOX_POLL_MS: 50,
+    ACCOUNTS_PURGE_INTERVAL_S: 45,
+  });
   t.teardown(() => maintenance.close());
+  // The purge's scheduler runs every ACCOUNTS_PURGE_INTERVAL_S.
+  const redis = createRedis(api.config.REDIS_URL, 'producer');
+  const queue = new Queue('maintenance', { connection: redis, prefix: api.config.QUEUE_PREFIX });
+  t.teardown(async () => {
+    await queue.close();
+    redis.disconnect();
+  });
+  t.is((await queue.getJobScheduler(ACCOUNTS_PURGE_SCHEDULER_ID))?.every, 45_000);
   // The worker runs its schedule at start; a one-off request goes through the outbox as well.
   await enqueueInTransaction(db, job('maintenance', 'accounts-purge', { requestedBy: new Date().toISOString() }));
   const left = await waitFor(

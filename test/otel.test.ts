@@ -6,6 +6,7 @@ import { issueApiKey } from '../shared/accounts/api-keys.ts';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { freePort, testConfig, uniquePrefix } from './helpers/app.ts';
 import { createTestDatabase } from './helpers/db.ts';
+import { parseLogLines } from './helpers/log-lines.ts';
 import { createTestAccount, mintToken, testClientId } from './helpers/tokens.ts';
 
 const database = await createTestDatabase();
@@ -50,7 +51,14 @@ function otelModules(output: string): { url: string; parent: string }[] {
 
 /** An OTLP/HTTP receiver on loopback: keeps every span (JSON encoding, the HTTP exporter's). */
 async function otlpReceiver() {
-  const spans: { traceId: string; parentSpanId: string; name: string; kind: number; service: string }[] = [];
+  const spans: {
+    traceId: string;
+    spanId: string;
+    parentSpanId: string;
+    name: string;
+    kind: number;
+    service: string;
+  }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -59,7 +67,9 @@ async function otlpReceiver() {
         const body = JSON.parse(Buffer.concat(chunks).toString()) as {
           resourceSpans: {
             resource: { attributes: { key: string; value: { stringValue?: string } }[] };
-            scopeSpans: { spans: { traceId: string; parentSpanId?: string; name: string; kind: number }[] }[];
+            scopeSpans: {
+              spans: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number }[];
+            }[];
           }[];
         };
         for (const rs of body.resourceSpans) {
@@ -68,6 +78,7 @@ async function otlpReceiver() {
             for (const s of ss.spans)
               spans.push({
                 traceId: s.traceId,
+                spanId: s.spanId,
                 parentSpanId: s.parentSpanId ?? '',
                 name: s.name,
                 kind: s.kind,
@@ -177,6 +188,17 @@ test('with OTEL_EXPORTER_OTLP_ENDPOINT the spans of a POST and of its job share 
   t.true(ofTrace().some((s) => s.service === 'sports-api' && s.parentSpanId === '00f067aa0ba902b7'));
   // The job's span and the queries it makes (pg) are in the same trace.
   t.true(ofTrace().some((s) => s.service === 'sports-worker' && s.name !== 'records activity-changed'));
+  // The request's line and its job's carry the trace id and the id of a span of that trace.
+  const lines = [...parseLogLines(api.output()), ...parseLogLines(worker.output())].filter(
+    (l) => l.reqId === 'req-otel-1',
+  );
+  t.deepEqual(lines.map((l) => `${l.name}: ${l.msg}`).sort(), ['api: request', 'worker: job done'], api.output());
+  const spansOfLines = () => lines.every((l) => ofTrace().some((s) => s.spanId === l.spanId));
+  t.true(await waitFor(spansOfLines, 20_000), JSON.stringify({ lines, spans: ofTrace() }));
+  t.true(lines.every((l) => l.traceId === traceId));
+  // The job's line is written in the job's span.
+  const jobSpan = ofTrace().find((s) => s.name === 'records activity-changed');
+  t.is(lines.find((l) => l.msg === 'job done')?.spanId, jobSpan?.spanId);
 
   api.child.kill('SIGTERM');
   worker.child.kill('SIGTERM');

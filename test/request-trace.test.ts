@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import test from 'ava';
 import { createLogger } from '../shared/observability/logger.ts';
 import { validTraceparent } from '../shared/observability/request-context.ts';
@@ -8,6 +7,7 @@ import { enqueueInTransaction } from '../shared/queue/outbox.ts';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { testConfig } from './helpers/app.ts';
+import { logSink } from './helpers/log-lines.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();
@@ -67,7 +67,8 @@ test('a POST stores its request id and the client traceparent on its outbox rows
     ],
   );
 
-  // No id sent: the one the API made (and answered) is stored; an invalid traceparent is not.
+  // No id sent: the one the API made (and answered) is stored; an invalid traceparent is not,
+  // a new trace is started instead (one for all the rows).
   const other = await api.call('POST', '/activities', u, {
     body: { ...activity(u.ldid), startdate: '2026-03-02T07:00:00+00:00' },
     headers: { traceparent: '00-not-a-trace-01' },
@@ -77,7 +78,9 @@ test('a POST stores its request id and the client traceparent on its outbox rows
   t.truthy(generated);
   const otherRows = await rowsOf((other.body as { id: string }).id);
   t.true(otherRows.length > 0);
-  t.true(otherRows.every((r) => r.request_id === generated && r.traceparent === null));
+  const started = otherRows[0]?.traceparent;
+  t.regex(started ?? '', /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+  t.true(otherRows.every((r) => r.request_id === generated && r.traceparent === started));
 });
 
 test('outside a request (CLIs, schedulers) the columns are null', async (t) => {
@@ -94,13 +97,7 @@ test('outside a request (CLIs, schedulers) the columns are null', async (t) => {
 test.serial(
   "the worker's lines for the jobs of a POST (records, thumbnail, export) carry its request id",
   async (t) => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
+    const { stream: sink, lines } = logSink();
     const workers = await startWorkers(
       testConfig({
         DATABASE_URL: api.database.url,

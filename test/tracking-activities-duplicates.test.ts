@@ -9,6 +9,7 @@ import {
   fileSha256,
   findDuplicate,
 } from '../shared/tracking/activities/duplicates.ts';
+import { sameFamilySports } from '../shared/tracking/activities/sport-family.ts';
 import { type ActivityInput, createActivity } from '../shared/tracking/activities/store.ts';
 import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
 import { activityFileUploads, MEDIA } from './helpers/activity-file-uploads.ts';
@@ -244,10 +245,13 @@ test('createActivity throws DuplicateActivityError (a conflict) with the stored 
   const kept = await createActivity(db, u.ldid, { ...other, duplicates: 'keep' });
   t.is(kept.kept_duplicate, true);
   t.is(first.kept_duplicate, false);
-  t.deepEqual(await findDuplicate(db, u.ldid, { ...other.content, fileSha256: digest }), {
-    id: first.id,
-    rule: 'file',
-  });
+  t.deepEqual(
+    await findDuplicate(db, u.ldid, { ...other.content, fileSha256: digest, sportIds: null, trackBox: null }),
+    {
+      id: first.id,
+      rule: 'file',
+    },
+  );
 });
 
 test('the duplicate lookups are index scans of the unique indexes of migration 0057', async (t) => {
@@ -269,10 +273,17 @@ test('the duplicate lookups are index scans of the unique indexes of migration 0
       .values(rows.slice(i, i + 1000))
       .execute();
   await sql`analyze activities`.execute(db);
-  const probe = { startdate: new Date(Date.UTC(2010, 0, 2)), duration: 600, fileSha256: new Uint8Array(32) };
+  const probe = {
+    startdate: new Date(Date.UTC(2010, 0, 2)),
+    duration: 600,
+    fileSha256: new Uint8Array(32),
+    sportIds: sameFamilySports(121),
+    trackBox: [3, 50, 3.1, 50.1] as [number, number, number, number],
+  };
   const { rows: plan } = await sql<{ 'QUERY PLAN': string }>`explain ${duplicatesOf(u.ldid, probe)}`.execute(db);
   const text = plan.map((r) => r['QUERY PLAN']).join('\n');
   t.regex(text, /Index (Only )?Scan using activities_user_start_duration_key/, text);
+  t.regex(text, /Index (Only )?Scan using activities_user_startdate_idx/, text);
   t.regex(text, /Index (Only )?Scan using activities_user_file_sha256_key/, text);
   t.notRegex(text, /Seq Scan/, text);
 });
@@ -314,3 +325,70 @@ test.serial(
     t.deepEqual(marked, [true, false, true, false]);
   },
 );
+
+test('one session from two devices (the FIT and the TCX of 3x250m: 1 s apart on start and duration) is a 409 naming the first; duplicates=keep stores it', async (t) => {
+  const u = await api.user();
+  const fit = await postRaw(u, await fixture(FIT), MEDIA.fit);
+  t.is(fit.status, 201, JSON.stringify(fit.body));
+  const tcxBytes = await fixture('devices/tcx/3x250m.tcx');
+  const tcx = await postRaw(u, tcxBytes, MEDIA.tcx);
+  // The two files disagree by a second on both, and name the sport differently (rowing, Other).
+  const read = async (id: string) => (await api.call('GET', `/activities/${id}`, u)).body;
+  t.not((await read(fit.body.id)).startdate, (await startAndDurationOf('devices/tcx/3x250m.tcx')).startdate);
+  assertDuplicateOf(t, tcx, fit.body.id);
+  t.regex(String(tcx.body['hydra:description']), /within 2 s/);
+  t.is(await count(u), 1);
+  const kept = await postRaw(u, tcxBytes, MEDIA.tcx, '?duplicates=keep');
+  t.is(kept.status, 201, JSON.stringify(kept.body));
+  t.is(await count(u), 2);
+});
+
+test('the near rule: files only, within 2 s on start and duration, same sport family, tracks that meet when both have one', async (t) => {
+  const u = await api.user();
+  await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
+  let file = 0;
+  const sha = () => createHash('sha256').update(`near-${file++}`).digest();
+  const at = (lon: number, lat: number) => ({
+    elapsed: Int32Array.from([0, 60]),
+    latitude: Float64Array.from([lat, lat + 0.001]),
+    longitude: Float64Array.from([lon, lon + 0.001]),
+    elevation: Float64Array.from([Number.NaN, Number.NaN]),
+  });
+  const imported = (content: Partial<ActivityInput['content']>, fields: Partial<ActivityInput> = {}) => {
+    const input = storeInput(u.ldid, { fileSha256: new Uint8Array(sha()), ...fields });
+    return { ...input, content: { ...input.content, ...content } };
+  };
+  const start = new Date('2022-06-01T09:35:28Z');
+  const first = await createActivity(
+    db,
+    u.ldid,
+    imported({ startdate: start, duration: 488, sportId: 263, track: at(3, 50) }),
+  );
+  const plus = (s: number) => new Date(start.getTime() + s * 1000);
+  const refused = async (content: Partial<ActivityInput['content']>) =>
+    t.like(await t.throwsAsync(createActivity(db, u.ldid, imported(content)), { instanceOf: DuplicateActivityError }), {
+      existingId: first.id,
+      rule: 'near',
+    });
+  // Near: ±2 s on both, a sport of the family (the rowing machine), the catch-all, no track, a track nearby.
+  await refused({ startdate: plus(2), duration: 486, sportId: 398 });
+  await refused({ startdate: plus(-2), duration: 490, sportId: 402 });
+  await refused({ startdate: plus(1), duration: 487, sportId: 263, track: at(3.0005, 50.0005) });
+  // Not near: 3 s, another family, a track elsewhere, a JSON create (the exact rule only).
+  for (const content of [
+    { startdate: plus(3), duration: 488, sportId: 263 },
+    { startdate: plus(1), duration: 491, sportId: 263 },
+    { startdate: plus(1), duration: 487, sportId: 121 },
+    { startdate: plus(1), duration: 487, sportId: 263, track: at(4, 51) },
+  ]) {
+    const row = await createActivity(db, u.ldid, imported(content));
+    t.truthy(row.id);
+    await db.deleteFrom('activities').where('id', '=', row.id).execute();
+  }
+  const json = await createActivity(
+    db,
+    u.ldid,
+    imported({ startdate: plus(1), duration: 487, sportId: 263 }, { fileSha256: null }),
+  );
+  t.truthy(json.id);
+});

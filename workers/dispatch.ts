@@ -55,35 +55,36 @@ export function dispatch<Q extends JobQueue>(
     }
     const handler = processor[job.name as JobName<Q>] as (job: Job, deps: JobDeps) => Promise<unknown>;
     const started = performance.now();
-    // The request that caused the job: its id on every line the handler logs, its context for the
-    // jobs the handler writes in turn, its trace continued by the job's span.
-    // A job object built by hand (tests, tools) may have no opts.
+    // The request that caused the job: its id on every line the handler logs, its context (trace
+    // id included) for those lines and the jobs the handler writes in turn, its trace continued
+    // by the job's span. A job object built by hand (tests, tools) may have no opts.
     const meta = decodeJobMeta(job.opts?.telemetry?.metadata);
     const requestId = meta?.requestId;
     const logger = requestId === undefined ? deps.logger : deps.logger.child({ reqId: requestId });
     // Scheduled jobs have no outbox row: the update finds none. Jobs added without one skip it.
     const markDone: JobDeps['markDone'] = (trx) =>
       job.id === undefined || !hasOutboxRow(queue, job.name) ? Promise.resolve() : markOutboxDone(trx, queue, job.id);
+    // The done mark and line in the span too: the line carries the job's span id.
     const run = () =>
       tracing().inSpan(
         `${queue} ${job.name}`,
         meta?.traceparent,
         { 'messaging.system': 'bullmq', 'messaging.destination.name': queue, 'messaging.message.id': job.id ?? '' },
-        // The payload was typed when the outbox row was written (shared/queue/jobs.ts `job()`).
-        () => handler(job, { ...deps, logger, markDone }),
+        async () => {
+          // The payload was typed when the outbox row was written (shared/queue/jobs.ts `job()`).
+          const result = await handler(job, { ...deps, logger, markDone });
+          // Rows the handler's transaction marked are not touched again.
+          await markDone(deps.db);
+          const seconds = (performance.now() - started) / 1000;
+          metrics?.jobFinished(queue, job.name, 'completed', seconds);
+          // One line per job, as per request: a search by request or trace id finds the jobs even
+          // when their handlers log nothing.
+          logger.info({ queue, job: job.name, jobId: job.id, ms: Math.round(seconds * 10_000) / 10 }, 'job done');
+          return result;
+        },
       );
     try {
-      const result = await (requestId === undefined
-        ? run()
-        : runWithRequestContext({ requestId, ...(meta?.traceparent ? { traceparent: meta.traceparent } : {}) }, run));
-      // Rows the handler's transaction marked are not touched again.
-      await markDone(deps.db);
-      const seconds = (performance.now() - started) / 1000;
-      metrics?.jobFinished(queue, job.name, 'completed', seconds);
-      // One line per job, as per request: a search by request id finds the jobs even when their
-      // handlers log nothing.
-      logger.info({ queue, job: job.name, jobId: job.id, ms: Math.round(seconds * 10_000) / 10 }, 'job done');
-      return result;
+      return await (meta === undefined ? run() : runWithRequestContext(meta, run));
     } catch (error) {
       metrics?.jobFinished(queue, job.name, 'failed', (performance.now() - started) / 1000);
       throw error;

@@ -3,6 +3,7 @@ import { type Config, ConfigError } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
+import { runWithRequestContext } from '../shared/observability/request-context.ts';
 import { createRedis, queuePrefix } from '../shared/queue/connection.ts';
 import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { hasJobs, JOB_QUEUES, type JobQueue } from '../shared/queue/jobs.ts';
@@ -81,18 +82,22 @@ export async function startWorkers(
       // Retries left: BullMQ delays the job. None (or unrecoverable): the job waits for an operator.
       const final = !job || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       metrics.jobFailed(name, final);
-      const requestId = decodeJobMeta(job?.opts?.telemetry?.metadata)?.requestId;
-      logger.warn(
-        {
-          queue: name,
-          jobId: job?.id,
-          attemptsMade: job?.attemptsMade,
-          final,
-          err,
-          ...(requestId ? { reqId: requestId } : {}),
-        },
-        'job failed',
-      );
+      const meta = decodeJobMeta(job?.opts?.telemetry?.metadata);
+      const line = () =>
+        logger.warn(
+          {
+            queue: name,
+            jobId: job?.id,
+            attemptsMade: job?.attemptsMade,
+            final,
+            err,
+            ...(meta?.requestId ? { reqId: meta.requestId } : {}),
+          },
+          'job failed',
+        );
+      // In the job's request context: the line carries its trace id (the job's span has ended).
+      if (meta === undefined) line();
+      else runWithRequestContext(meta, line);
       if (final && job?.id !== undefined)
         markOutboxFailed(db, name, job.id).catch((error: unknown) =>
           // The reconciler finds the job failed later and marks the row then.

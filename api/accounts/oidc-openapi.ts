@@ -36,7 +36,12 @@ const tokenAnswer = z
   });
 
 const authorizeQuery = z.object({
-  response_type: z.literal('code'),
+  response_type: z.enum(['code', 'id_token', 'id_token token']).meta({
+    description: '`code` (with PKCE; recommended), or the places spec’s implicit `id_token` / `id_token token`',
+  }),
+  audience: z.string().optional().meta({
+    description: 'sent by the places spec’s clients; accepted and ignored (access tokens are for AUTH_AUDIENCE)',
+  }),
   client_id: z.string(),
   redirect_uri: z.string().meta({ format: 'uri', example: 'com.example.fit:/callback' }),
   scope: z.string().meta({
@@ -81,7 +86,10 @@ export function documentProviderEndpoints(registry: OpenApiRegistry): void {
     requestParams: { query: authorizeQuery },
     responses: {
       302: { description: 'To the login page, or back to redirect_uri with a code or an error' },
-      400: { description: 'Unknown client or redirect URI (shown, never redirected)' },
+      400: {
+        description: 'Unknown client or redirect URI (shown, never redirected)',
+        content: { 'text/html': { schema: z.string().meta({ description: 'A page saying what was wrong' }) } },
+      },
     },
   });
   registry.add(PROVIDER_ROUTES.token, 'post', {

@@ -21,6 +21,12 @@ export const authorizeQuery = z.object({
     false,
   ),
   state: oauthParam('Echoed back with the code (recommended, against CSRF).', false),
+  code_challenge: oauthParam(
+    'PKCE (RFC 7636): BASE64URL(SHA-256(code_verifier)); required of public clients (native apps), which then exchange the code at `POST /token` with `code_verifier`.',
+    false,
+  ),
+  code_challenge_method: oauthParam('`S256` (the only method accepted), with `code_challenge`.', false),
+  nonce: oauthParam('Echoed in the id_token (replay protection).', false),
 });
 
 export const accessTokenQuery = z.object({

@@ -9,7 +9,14 @@ const ERROR_BODIES: Record<ErrorFormat, { contentType: string; schema: z.ZodType
   problem: {
     contentType: 'application/problem+json',
     schema: z
-      .object({ type: z.string(), title: z.string(), status: z.number(), detail: z.string(), errors: fieldErrors })
+      .object({
+        type: z.string(),
+        title: z.string(),
+        status: z.number(),
+        detail: z.string(),
+        instance: z.string().meta({ description: 'the path of the request', example: '/api/v1/clients' }),
+        errors: fieldErrors,
+      })
       .meta({ id: 'Problem' }),
   },
   jsonapi: {

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { runWithRequestContext, validTraceparent } from '../../shared/observability/request-context.ts';
+import { newTraceparent, runWithRequestContext, validTraceparent } from '../../shared/observability/request-context.ts';
+import { tracing } from '../../shared/observability/tracing.ts';
 
 declare module 'koa' {
   interface DefaultState {
@@ -20,8 +21,9 @@ export function redactUrl(url: string): string {
 
 /**
  * Request id (taken from X-Request-Id when sane, else new), a child logger, one line per request.
- * The id and a valid client traceparent follow the request into the jobs it writes
- * (shared/observability/request-context.ts).
+ * The id and the request's trace (the client's valid traceparent, else the server span's with
+ * OpenTelemetry on, else a new one) follow it into its log lines and the jobs it writes
+ * (shared/observability/request-context.ts): a request and its jobs always share a trace id.
  */
 export function requestLog(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -32,22 +34,26 @@ export function requestLog(logger: Logger): Middleware {
     const log = logger.child({ reqId: requestId });
     ctx.state.log = log;
     const start = process.hrtime.bigint();
-    const traceparent = validTraceparent(ctx.get('traceparent') || undefined);
-    try {
-      await runWithRequestContext({ requestId, ...(traceparent ? { traceparent } : {}) }, next);
-    } finally {
-      // Skip building the line (headers, ip, redacted url) when info is off (LOG_LEVEL=warn).
-      if (log.isLevelEnabled('info')) {
-        const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        log.info(
-          {
-            req: { method: ctx.method, url: redactUrl(ctx.originalUrl), headers: ctx.headers, ip: ctx.ip },
-            res: { statusCode: ctx.status },
-            ms: Math.round(ms * 10) / 10,
-          },
-          'request',
-        );
+    const traceparent =
+      validTraceparent(ctx.get('traceparent') || undefined) ?? tracing().activeTraceparent() ?? newTraceparent();
+    // The request line too is written in the context, so it carries the trace id.
+    await runWithRequestContext({ requestId, traceparent }, async () => {
+      try {
+        await next();
+      } finally {
+        // Skip building the line (headers, ip, redacted url) when info is off (LOG_LEVEL=warn).
+        if (log.isLevelEnabled('info')) {
+          const ms = Number(process.hrtime.bigint() - start) / 1e6;
+          log.info(
+            {
+              req: { method: ctx.method, url: redactUrl(ctx.originalUrl), headers: ctx.headers, ip: ctx.ip },
+              res: { statusCode: ctx.status },
+              ms: Math.round(ms * 10) / 10,
+            },
+            'request',
+          );
+        }
       }
-    }
+    });
   };
 }

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { ErrorFormat } from './error-format.ts';
+import { errorResponse } from './error-schemas.ts';
 import { type BodyInputs, type BodyOf, bodyInputs, isBodyInputs, jsonInput, readBody } from './inputs.ts';
 import type { HttpMethod, OpenApiRegistry } from './openapi.ts';
 import { parseInput } from './validate.ts';
@@ -119,7 +120,10 @@ export class ApiRouter {
       string,
       { description: string; content?: Record<string, { schema?: z.ZodType }>; headers?: z.ZodObject }
     > = {};
-    for (const [status, r] of Object.entries(spec.responses)) {
+    for (const [status, declared] of Object.entries(spec.responses)) {
+      // An error declared with no body answers the service's own error document: say so.
+      const bare = !declared.schema && !declared.alternates && Number(status) >= 400;
+      const r = bare ? errorResponse(this.errorFormat, declared.description) : declared;
       const content: Record<string, { schema?: z.ZodType }> = {
         ...(r.schema ? { [r.contentType ?? 'application/json']: { schema: r.schema } } : {}),
         ...Object.fromEntries(
@@ -147,7 +151,8 @@ export class ApiRouter {
       ...(inputs
         ? {
             requestBody: {
-              required: true,
+              // Optional when a request without a body is read and its schema takes none.
+              required: !inputs.inputs.some((i) => i.readsNoBody && i.schema?.safeParse(undefined).success),
               content: Object.fromEntries(
                 inputs.inputs.flatMap((i) => Object.entries(i.documented).map(([type, schema]) => [type, { schema }])),
               ),

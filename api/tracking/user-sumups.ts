@@ -93,8 +93,13 @@ const existence = z
 function filterShape<P extends string, T>(
   name: P,
   item: z.ZodType<T, string>,
-  doc: { example: string; description: string },
+  doc: { example: string; description: string; values?: readonly string[] },
 ) {
+  // The values are checked in the transform (for their own messages): /openapi.json still lists
+  // them as an enum, so generated clients type them.
+  const { values, ...meta } = doc;
+  const one = { type: 'string' as const, enum: [...(values ?? [])] };
+  const override = values ? { anyOf: [one, { type: 'array' as const, maxItems: 100, items: one }] } : undefined;
   const many = z
     .union([z.string(), z.array(z.string()).max(100)])
     .transform((value, ctx) => {
@@ -106,7 +111,7 @@ function filterShape<P extends string, T>(
       }
       return out;
     })
-    .meta(doc);
+    .meta(override ? { ...meta, override } : meta);
   return { [name]: many.optional(), [`${name}[]`]: many.optional() } as {
     [K in P | `${P}[]`]: z.ZodOptional<typeof many>;
   };
@@ -115,7 +120,11 @@ function filterShape<P extends string, T>(
 const sumupType = z.enum(SUMUP_TYPES, { error: 'must be week, month or year' });
 
 const listQuery = z.object({
-  ...filterShape('type', sumupType, { example: 'month', description: '`week`, `month` or `year`' }),
+  ...filterShape('type', sumupType, {
+    example: 'month',
+    description: '`week`, `month` or `year`',
+    values: SUMUP_TYPES,
+  }),
   ...filterShape('period', periodDay, { example: '2026-03-01', description: 'periods by their first day, YYYY-MM-DD' }),
   'period[between]': periodBetween.optional(),
   'period[gt]': periodDay.optional(),

@@ -1,5 +1,5 @@
 import { createRequire, register } from 'node:module';
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, isSpanContextValid, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
@@ -39,6 +39,10 @@ export async function startOpenTelemetry(serviceName: string): Promise<void> {
       const carrier: Record<string, string> = {};
       propagation.inject(context.active(), carrier);
       return carrier.traceparent;
+    },
+    activeSpanIds: () => {
+      const span = trace.getActiveSpan()?.spanContext();
+      return span && isSpanContextValid(span) ? { traceId: span.traceId, spanId: span.spanId } : undefined;
     },
     inSpan: (name, traceparent, attributes, fn) => {
       const parent = traceparent ? propagation.extract(context.active(), { traceparent }) : context.active();

@@ -1,8 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
+import { tracing } from './tracing.ts';
 
 /** What a request (or a job) passes on to the jobs it causes: docs/operations.md, "Following one request". */
 export interface RequestContext {
-  requestId: string;
+  /** Absent for a job written by another job outside any request (a scheduled one's). */
+  requestId?: string;
   /** The W3C trace context the work continues, when there is one. */
   traceparent?: string;
 }
@@ -29,4 +32,25 @@ export function validTraceparent(value: string | undefined): string | undefined 
   const match = value === undefined ? null : TRACEPARENT.exec(value.trim());
   if (!match || /^0+$/.test(match[1] ?? '') || /^0+$/.test(match[2] ?? '')) return undefined;
   return value?.trim();
+}
+
+/**
+ * A traceparent starting a new trace, for a request that brought none and has no span to take it
+ * from (OpenTelemetry off). Sampled: a worker with OpenTelemetry on still records its jobs' spans.
+ */
+export function newTraceparent(): string {
+  return `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+}
+
+/**
+ * The `traceId` (and `spanId`) of a log line: the active span's with OpenTelemetry on, else the
+ * trace of the request or job being served (no span of ours exists then). A new object each
+ * call: pino mutates what its mixin returns.
+ */
+export function logTraceFields(): { traceId?: string; spanId?: string } {
+  const span = tracing().activeSpanIds();
+  if (span) return { traceId: span.traceId, spanId: span.spanId };
+  const traceparent = storage.getStore()?.traceparent;
+  // Validated on the way in: the trace id is the second field of a version-00 header.
+  return traceparent ? { traceId: traceparent.slice(3, 35) } : {};
 }

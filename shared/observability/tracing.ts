@@ -6,6 +6,8 @@
 export interface TracingHooks {
   /** The traceparent of the active span (a job written now continues it), if any. */
   activeTraceparent(): string | undefined;
+  /** The trace and span ids of the active span, if any (the log lines' `traceId` and `spanId`). */
+  activeSpanIds(): { traceId: string; spanId: string } | undefined;
   /** Runs `fn` in a span `name` whose parent is `traceparent` (a job continuing its request's trace). */
   inSpan<T>(
     name: string,
@@ -19,6 +21,7 @@ export interface TracingHooks {
 
 let hooks: TracingHooks = {
   activeTraceparent: () => undefined,
+  activeSpanIds: () => undefined,
   inSpan: (_name, _parent, _attributes, fn) => fn(),
   flush: async () => {},
 };

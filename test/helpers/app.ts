@@ -3,12 +3,20 @@ import { type RunningApi, startApi } from '../../api/server.ts';
 import type { ServiceModule } from '../../api/service-module.ts';
 import { type Config, loadConfig } from '../../shared/config.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
+import type { Logger } from '../../shared/observability/logger.ts';
 import { freePort } from '../../shared/runtime/free-port.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export { freePort };
 
 import { createTestAccount, mintToken, type TestAccount } from './tokens.ts';
+
+export interface TestApiOptions {
+  env?: Record<string, string>;
+  services?: ServiceModule[];
+  publicUrl?: boolean;
+  logger?: Logger;
+}
 
 export interface TestApi {
   url: string;
@@ -44,12 +52,10 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 
 /**
  * Starts the whole API on a fresh database clone; everything is torn down after the file.
- * `publicUrl: true` picks the port first so PUBLIC_URL (the OpenID issuer) is the server's real URL.
+ * `publicUrl: true` picks the port first so PUBLIC_URL (the OpenID issuer) is the server's real URL;
+ * `logger` replaces the silent one (a test reading the API's log lines).
  */
-export async function startTestApi(
-  t: ExecutionContext | null,
-  options: { env?: Record<string, string>; services?: ServiceModule[]; publicUrl?: boolean } = {},
-): Promise<TestApi> {
+export async function startTestApi(t: ExecutionContext | null, options: TestApiOptions = {}): Promise<TestApi> {
   const database = await createTestDatabase();
   const port = options.publicUrl ? await freePort() : undefined;
   const config = testConfig({
@@ -57,7 +63,10 @@ export async function startTestApi(
     ...(port ? { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` } : {}),
     ...options.env,
   });
-  const api = await startApi(config, options.services ? { services: options.services } : {});
+  const api = await startApi(config, {
+    ...(options.services ? { services: options.services } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
   const teardown = async () => {
     await api.close();
     await database.drop();

@@ -1,7 +1,6 @@
-import type { ServiceModule } from '../../api/service-module.ts';
 import { issueApiKey } from '../../shared/accounts/api-keys.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
-import { startTestApi, type TestApi } from './app.ts';
+import { startTestApi, type TestApi, type TestApiOptions } from './app.ts';
 import type { Res } from './places.ts';
 import { type TestAccount, testClientId } from './tokens.ts';
 
@@ -27,11 +26,9 @@ export interface TrackingTestApi extends TestApi {
 
 /**
  * The whole API on its own database, with an API key, for the tracking tests (`services` and
- * `publicUrl` as for startTestApi: extra routes, PUBLIC_URL equal to the server's own URL).
+ * `publicUrl`, `logger` as for startTestApi).
  */
-export async function startTrackingApi(
-  options: { env?: Record<string, string>; services?: ServiceModule[]; publicUrl?: boolean } = {},
-): Promise<TrackingTestApi> {
+export async function startTrackingApi(options: TestApiOptions = {}): Promise<TrackingTestApi> {
   const api = await startTestApi(null, options);
   // The key of the client the tests' tokens are issued to (an x-api-key is bound to its client).
   const { api_key: apiKey } = await issueApiKey(api.database.db, await testClientId(api.database.db), 'tests');

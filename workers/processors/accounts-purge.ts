@@ -1,13 +1,11 @@
 import type { Queue } from 'bullmq';
 import { purgeAccounts } from '../../shared/accounts/account-purge.ts';
+import type { Config } from '../../shared/config.ts';
 import type { JobDeps, TypedJob } from '../processor.ts';
 import { upsertSchedule } from './schedule.ts';
 
 /** The id of the BullMQ job scheduler that deletes the accounts whose `scheduleDelete` has come. */
 export const ACCOUNTS_PURGE_SCHEDULER_ID = 'accounts-purge-every';
-
-/** Seconds between two purges: an account goes within this after its date (`npm run accounts:purge`: at once). */
-export const ACCOUNTS_PURGE_INTERVAL_S = 3600;
 
 /**
  * Deletes the accounts that are due and resumes the deletions a dead run left (job
@@ -32,7 +30,13 @@ export async function purgeDueAccounts(
   return summary;
 }
 
-/** Creates or updates the purge's job scheduler (idempotent); the first run is at once. */
-export async function scheduleAccountsPurge(queue: Queue): Promise<void> {
-  await upsertSchedule(queue, ACCOUNTS_PURGE_SCHEDULER_ID, 'accounts-purge', ACCOUNTS_PURGE_INTERVAL_S);
+/**
+ * Creates or updates the purge's job scheduler (idempotent), every ACCOUNTS_PURGE_INTERVAL_S: an
+ * account goes within that after its date (`npm run accounts:purge`: at once). The first run is at once.
+ */
+export async function scheduleAccountsPurge(
+  queue: Queue,
+  config: Pick<Config, 'ACCOUNTS_PURGE_INTERVAL_S'>,
+): Promise<void> {
+  await upsertSchedule(queue, ACCOUNTS_PURGE_SCHEDULER_ID, 'accounts-purge', config.ACCOUNTS_PURGE_INTERVAL_S);
 }

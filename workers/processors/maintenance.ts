@@ -54,7 +54,7 @@ export async function scheduleMaintenance(queue: Queue, config: Config): Promise
     idempotencyExpireIntervalSeconds(config),
   );
   await upsertSchedule(queue, TOMBSTONES_EXPIRE_SCHEDULER_ID, 'tombstones-expire', TOMBSTONES_EXPIRE_INTERVAL_S);
-  await scheduleAccountsPurge(queue);
+  await scheduleAccountsPurge(queue, config);
 }
 
 /** Queue `maintenance`: the periodic clean-ups that belong to no service's queue. */

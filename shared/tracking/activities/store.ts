@@ -27,10 +27,12 @@ import {
   type DuplicateProbe,
   findDuplicate,
   noDuplicateOf,
+  trackBoxOf,
 } from './duplicates.ts';
 import { movingColumns, movingFieldsForSport, movingRuleFor } from './moving-store.ts';
 import { type MovingFields, movingFields } from './moving-time.ts';
 import { referenceProblems, sportExists } from './references.ts';
+import { sameFamilySports } from './sport-family.ts';
 import { trackThumbnailJob } from './thumbnail-job.ts';
 import { buryActivity } from './tombstones.ts';
 
@@ -259,6 +261,8 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
     startdate: input.content.startdate,
     duration: input.content.duration,
     fileSha256: input.fileSha256 ?? null,
+    sportIds: sameFamilySports(input.content.sportId),
+    trackBox: trackBoxOf(input.content.track.latitude, input.content.track.longitude),
   };
   // Moving time and pauses (moving-time.ts), stored beside the derived fields.
   const moving = movingFields(input.content, await movingRuleFor(db, input.content.sportId));
