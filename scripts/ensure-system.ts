@@ -123,7 +123,7 @@ if (mode === 'test') {
     },
     {
       pkg: 'python3-gpxpy',
-      what: "gpxpy, the reference the tracking corpus test compares distances, moving time and climbs with (test/tracking-reference-corpus.test.ts)",
+      what: 'gpxpy, the reference the tracking corpus test compares distances, moving time and climbs with (test/tracking-reference-corpus.test.ts)',
       present: () => executable('/usr/bin/python3') && gpxpyPresent(),
       installable: true,
     },
