@@ -2,7 +2,8 @@
 
 usage: /usr/bin/python3 gpxpy_figures.py FILE.gpx STOPPED_SPEED_KMH
 Prints one JSON object: length_2d (m), span (s, first to last time), moving_time and stopped_time
-(s, gpxpy's get_moving_data at the given stopped speed, as FitTrackee calls it), uphill and downhill
+(s, gpxpy's get_moving_data at the given stopped speed, as FitTrackee calls it; moving_time_2d the
+same with the elevations removed, so gpxpy measures on the ground as the service does), uphill and downhill
 (m, get_uphill_downhill), and best_1000 / best_5000 (s): the shortest time over that distance,
 measured with gpxpy's distance_2d between the points of each segment (a jump between segments adds
 no distance, the clock runs), time interpolated linearly inside a step. Times are whole seconds in
@@ -65,6 +66,13 @@ def best(length):
 
 moving = gpx.get_moving_data(stopped_speed_threshold=stopped)
 updown = gpx.get_uphill_downhill()
+# On the ground, as the service measures: gpxpy measures in 3D when points have elevations.
+flat = gpx.clone()
+for track in flat.tracks:
+    for segment in track.segments:
+        for point in segment.points:
+            point.elevation = None
+moving_2d = flat.get_moving_data(stopped_speed_threshold=stopped)
 bounds = gpx.get_time_bounds()
 print(
     json.dumps(
@@ -73,6 +81,7 @@ print(
             "span": (bounds.end_time - bounds.start_time).total_seconds() if bounds.start_time else None,
             "moving_time": moving.moving_time,
             "stopped_time": moving.stopped_time,
+            "moving_time_2d": moving_2d.moving_time,
             "uphill": updown.uphill,
             "downhill": updown.downhill,
             "best_1000": best(1000),

@@ -109,7 +109,11 @@ export function importFit(bytes: Uint8Array, options: ImportOptions = {}): Impor
       distance: num(r, 'distance'),
     });
   }
-  for (const lap of messages.lapMesgs ?? []) points.lapEndsAt(lapEnd(lap));
+  // The last lap ends the activity: a record after it (a closing second some devices write) is in it.
+  const lapEnds = (messages.lapMesgs ?? []).map(lapEnd);
+  const lastRecord = time(records.at(-1), 'timestamp');
+  if (lapEnds.length && lastRecord > (lapEnds.at(-1) as number)) lapEnds[lapEnds.length - 1] = lastRecord;
+  for (const end of lapEnds) points.lapEndsAt(end);
 
   const warnings: string[] = [];
   if (sessions.length > 1)
