@@ -4,9 +4,11 @@ import path from 'node:path';
 import { Encoder, type Mesg, Profile } from '@garmin/fitsdk';
 import test from 'ava';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
+import { lapEnd } from '../shared/tracking/formats/fit-import.ts';
 import { exportGpx } from '../shared/tracking/formats/gpx-export.ts';
 import { detectFormat, importActivityFile, isActivityFileMediaType } from '../shared/tracking/formats/import-file.ts';
 import { IMPORT_LIMITS } from '../shared/tracking/formats/limits.ts';
+import { lapDistanceOffsets } from '../shared/tracking/formats/tcx-import.ts';
 import { assertRoundTrip, channel, fixture, refusal, schemaValidator, summary } from './helpers/activity-files.ts';
 
 let tmp: string;
@@ -298,4 +300,23 @@ test('XML: cut short, not XML at all, nested without end, oversized, or outside 
     '1 elevation value(s) outside -500..9000 m were ignored',
   ]);
   t.true(Number.isNaN(backwards.content.track.elevation[0] as number));
+});
+
+test('TCX lap distances: a restart near 0 continues from the laps before; a small step back is no restart', (t) => {
+  const lap = (...distances: number[]) => ({
+    Track: [{ Trackpoint: distances.map((d) => ({ DistanceMeters: String(d) })) }],
+  });
+  t.deepEqual(lapDistanceOffsets([lap(0, 100, 250), lap(2, 120, 250), lap(1, 500)]), [0, 250, 500]);
+  t.deepEqual(lapDistanceOffsets([lap(0, 100, 250), lap(249.5, 400)]), [0, 0], 'noise: no restart');
+  t.deepEqual(lapDistanceOffsets([lap(0, 100), lap(), lap(3, 50)]), [0, 0, 100], 'a lap without distances');
+});
+
+test('FIT lap end: its timestamp, or start_time + total_elapsed_time when the timestamp is the start', (t) => {
+  const start = new Date('2024-05-01T08:00:00Z');
+  t.is(
+    lapEnd({ startTime: start, timestamp: new Date(start.getTime() + 60_000), totalElapsedTime: 59 }),
+    start.getTime() + 60_000,
+  );
+  t.is(lapEnd({ startTime: start, timestamp: start, totalElapsedTime: 125.2 }), start.getTime() + 125_200);
+  t.is(lapEnd({ startTime: start, timestamp: start }), start.getTime(), 'nothing better to go by');
 });

@@ -40,8 +40,9 @@ export const SPEED_WINDOW_S = 5;
 /**
  * From the datastream's distance channel (cumulative metres, NaN where a sample has none). Only
  * forward steps a body can make count: a decrease (a counter reset, sensor noise) adds nothing,
- * nor does a step faster than `maxSpeed` whose surroundings are too (the forward steps over at
- * least SPEED_WINDOW_S seconds around it, the step included): a glitch. Counting resumes from
+ * nor does a step faster than `maxSpeed` whose surroundings are too (the step, plus the other
+ * forward steps over at least SPEED_WINDOW_S seconds around it each taken at most at the cap):
+ * a glitch. Counting resumes from
  * the new value. A guard can only lose distance, so it can make a time slower, never faster.
  * Null under two usable samples. A channel that needs no guard (the usual case) is used as it
  * is, without a copy.
@@ -58,7 +59,7 @@ export function distanceFromStream(
   const clean = cleanFastest(elapsed, values, n, maxSpeed);
   if (clean >= 0)
     return n >= 2 ? { time: elapsed.subarray(0, n), distance: values.subarray(0, n), fastest: clean } : null;
-  // The usable samples (finite, time ascending), and the forward steps summed up to each.
+  // The usable samples (finite, time ascending), and their forward steps, each at most at the cap, summed up to each.
   const time = buffers.time(n);
   const raw: number[] = [];
   const forward: number[] = [];
@@ -68,7 +69,9 @@ export function distanceFromStream(
     const value = values[i] as number;
     const t = elapsed[i] as number;
     if (!Number.isFinite(value) || t <= lastTime) continue;
-    forward.push(m === 0 ? 0 : (forward[m - 1] as number) + Math.max(0, value - (raw[m - 1] as number)));
+    const dt = t - lastTime;
+    const step = m === 0 ? 0 : Math.min(Math.max(0, value - (raw[m - 1] as number)), maxSpeed * dt);
+    forward.push(m === 0 ? 0 : (forward[m - 1] as number) + step);
     raw.push(value);
     time[m++] = t;
     lastTime = t;
@@ -85,13 +88,24 @@ export function distanceFromStream(
     const dt = (time[k] as number) - (time[k - 1] as number);
     let counts = step > 0 && step <= maxSpeed * dt;
     if (step > 0 && !counts) {
-      // The window: from the last sample at least half a window before the step to the first at least half a window after.
+      // The window: SPEED_WINDOW_S seconds centred on the step, from the last sample at or before
+      // its start to the first at or after its end; at either end of the activity it reaches
+      // further on the other side.
+      const mid = ((time[k - 1] as number) + (time[k] as number)) / 2;
       const half = SPEED_WINDOW_S / 2;
-      while (a + 1 < k && (time[a + 1] as number) <= (time[k - 1] as number) - half) a++;
+      while (a + 1 < k && (time[a + 1] as number) <= mid - half) a++;
       if (b < k) b = k;
-      while (b + 1 < m && (time[b] as number) < (time[k] as number) + half) b++;
-      const span = (time[b] as number) - (time[a] as number);
-      counts = span >= SPEED_WINDOW_S && (forward[b] as number) - (forward[a] as number) <= maxSpeed * span;
+      while (b + 1 < m && (time[b] as number) < mid + half) b++;
+      let from = a;
+      let to = b;
+      while ((time[to] as number) - (time[from] as number) < SPEED_WINDOW_S && (from > 0 || to < m - 1)) {
+        if (to < m - 1) to++;
+        else from--;
+      }
+      const span = (time[to] as number) - (time[from] as number);
+      // The window's other steps at most at the cap each (a jump next door is no reason to drop this one), this one whole.
+      const around = (forward[to] as number) - (forward[from] as number) - maxSpeed * dt + step;
+      counts = span >= SPEED_WINDOW_S && around <= maxSpeed * span;
     }
     if (counts) {
       total += step;
