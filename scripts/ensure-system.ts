@@ -6,7 +6,8 @@ import { loadConfig } from '../shared/config.ts';
 
 /**
  * Preflight of `npm start` (`start`: PostGIS) and `npm test` (`test`: PostGIS, Chromium for the
- * browser tests, xmllint from libxml2-utils, gpxpy and GPSBabel for the tracking reference corpus). Run as root on a Debian machine, it installs the
+ * browser tests, xmllint from libxml2-utils, gpxpy and GPSBabel for the tracking reference corpus,
+ * and the cluster tools). Run as root on a Debian machine, it installs the
  * missing Debian packages with apt-get (PostGIS only when the database runs on this machine);
  * otherwise it stops at once, naming the packages to install and the command.
  */
