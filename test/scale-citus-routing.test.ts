@@ -310,7 +310,7 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
   await fillMovingFields(db);
   await db.deleteFrom('activity_stream_previews').execute();
   await fillStreamPreviews(db);
-  // Migration 0065's refresh of computed climbs.
+  // records:recompute's refresh of computed climbs.
   await refreshComputedClimbs(db);
   await computeRecommendations(db);
 

@@ -6,7 +6,7 @@ import { deadBandClimb, refreshComputedClimbs } from '../shared/tracking/activit
 import { ascentDescent } from '../shared/tracking/formats/summaries.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
 
-// Migration 0065: the climbs the service computed under the old rule (a 2 m dead band) are
+// records:recompute (shared/tracking/activities/climb-store.ts): the climbs the service computed under the old rule (a 2 m dead band) are
 // computed again from the stored elevation channel; a device's own totals are kept.
 
 const api = await startTrackingApi();
@@ -44,7 +44,7 @@ test('refreshComputedClimbs: a computed pair is replaced (updatedAt moves, versi
         select data_summaries as s, version, updated_at from activities where id = ${id}`.execute(db)
     ).rows[0];
   const fresh = await row(hike);
-  // As stored before 0065: the old rule's figures on the same channel.
+  // As stored before the rule changed: the old rule's figures on the same channel.
   const elevation = await sql<{ values: Buffer }>`
     select "values" from activity_stream_channels where activity_id = ${hike} and datatype_id = 14`.execute(db);
   const channel = channelFromBytes(elevation.rows[0]?.values as Buffer);

@@ -32,7 +32,6 @@ import * as m0061 from './0061_user_sumups.ts';
 import * as m0062 from './0062_activity_moving_time.ts';
 import * as m0063 from './0063_similar_activities.ts';
 import * as m0064 from './0064_city_keys.ts';
-import * as m0065 from './0065_computed_climbs.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -72,5 +71,4 @@ export const migrations: Record<string, Migration> = {
   '0062_activity_moving_time': m0062,
   '0063_similar_activities': m0063,
   '0064_city_keys': m0064,
-  '0065_computed_climbs': m0065,
 };

@@ -4,9 +4,10 @@ import { channelFromBytes } from './binary.ts';
 import { DATATYPE } from './data.ts';
 
 /**
- * Migration 0065: the elevation gain and loss (18, 19) of the activities stored before the climb
- * rule changed (docs/tracking-activities.md, "Elevation gain"), computed again from their stored
- * elevation channel. Only figures the service computed are replaced: a stored pair equal to what
+ * `npm run records:recompute`: the elevation gain and loss (18, 19) of the activities stored
+ * before the climb rule changed (docs/tracking-activities.md, "Elevation gain"), computed again
+ * from their stored elevation channel (a job of today's code, not a migration: a migration holds
+ * frozen SQL). Only figures the service computed are replaced: a stored pair equal to what
  * the old rule gives on the same channel; a device's own totals or a client's figures differ from
  * it and stay as they are.
  */
@@ -15,7 +16,7 @@ type Executor = Parameters<RawBuilder<unknown>['execute']>[0];
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
-/** The rule before 0065: a 2 m dead band, the reference moving only once a change exceeds it. */
+/** The rule before hysteresis: a 2 m dead band, the reference moving only once a change exceeds it. */
 export function deadBandClimb(elevation: Float64Array): { ascent: number; descent: number } | undefined {
   let ref = Number.NaN;
   let ascent = 0;
@@ -43,7 +44,12 @@ export function deadBandClimb(elevation: Float64Array): { ascent: number; descen
  * id order; returns how many changed. A changed activity's `updated_at` moves (what it answers
  * changed, so a sync client sees it), its version does not (no write of the user's).
  */
-export async function refreshComputedClimbs(db: Executor, batch = 200): Promise<number> {
+export async function refreshComputedClimbs(
+  db: Executor,
+  scope: { userId?: string } = {},
+  batch = 200,
+): Promise<number> {
+  const ofUser = scope.userId === undefined ? sql`` : sql` and a.user_id = ${scope.userId}`;
   let after = '';
   let changed = 0;
   for (;;) {
@@ -52,7 +58,7 @@ export async function refreshComputedClimbs(db: Executor, batch = 200): Promise<
         c."values"
       from activities a
       join activity_stream_channels c on c.activity_id = a.id and c.datatype_id = ${DATATYPE.ELEVATION_CURRENT}
-      where a.id > ${after} and (a.data_summaries ? '18' or a.data_summaries ? '19')
+      where a.id > ${after} and (a.data_summaries ? '18' or a.data_summaries ? '19')${ofUser}
       order by a.id limit ${batch}`.execute(db);
     if (rows.length === 0) return changed;
     for (const a of rows) {
