@@ -6,7 +6,8 @@ import { loadConfig } from '../shared/config.ts';
 
 /**
  * Preflight of `npm start` (`start`: PostGIS) and `npm test` (`test`: PostGIS, Chromium for the
- * browser tests, xmllint from libxml2-utils). Run as root on a Debian machine, it installs the
+ * browser tests, xmllint from libxml2-utils, gpxpy and GPSBabel for the tracking reference corpus,
+ * and the cluster tools). Run as root on a Debian machine, it installs the
  * missing Debian packages with apt-get (PostGIS only when the database runs on this machine);
  * otherwise it stops at once, naming the packages to install and the command.
  */
@@ -39,6 +40,16 @@ const executable = (file: string) => {
 };
 const onPath = (command: string) =>
   (process.env.PATH ?? '').split(path.delimiter).some((dir) => dir !== '' && executable(path.join(dir, command)));
+
+/** Debian's python3 (not a pyenv or venv one first on PATH) can import gpxpy. */
+const gpxpyPresent = () => {
+  try {
+    execFileSync('/usr/bin/python3', ['-c', 'import gpxpy'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 const requirements: Requirement[] = [];
 const problems: string[] = [];
@@ -109,6 +120,18 @@ if (mode === 'test') {
       pkg: 'prometheus',
       what: 'promtool, to check the alert rules and run their unit tests (test/metrics-rules.test.ts)',
       present: () => onPath('promtool'),
+      installable: true,
+    },
+    {
+      pkg: 'python3-gpxpy',
+      what: 'gpxpy, the reference the tracking corpus test compares distances, moving time and climbs with (test/tracking-reference-corpus.test.ts)',
+      present: () => executable('/usr/bin/python3') && gpxpyPresent(),
+      installable: true,
+    },
+    {
+      pkg: 'gpsbabel',
+      what: 'GPSBabel, which converts TCX and FIT files to GPX for gpxpy in the tracking corpus test',
+      present: () => onPath('gpsbabel'),
       installable: true,
     },
     {

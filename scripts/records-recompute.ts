@@ -2,6 +2,7 @@ import cliProgress from 'cli-progress';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { parseOptions, runCli, usageError } from '../shared/runtime/cli.ts';
+import { refreshComputedClimbs } from '../shared/tracking/activities/climb-store.ts';
 import {
   enqueueRecompute,
   type RecomputeScope,
@@ -64,6 +65,8 @@ await runCli(async (config) => {
         return;
       }
     }
+    // Climbs computed under an older rule: brought to today's before the statistics are rebuilt.
+    const climbs = await refreshComputedClimbs(db, 'userId' in scope ? { userId: scope.userId } : {});
     const started = performance.now();
     bar.start(0, 0, { label: 'enqueueing' });
     const summary = await enqueueRecompute(db, {
@@ -83,6 +86,7 @@ await runCli(async (config) => {
       `  ${summary.enqueued} recompute jobs enqueued (outbox; the processes running the records queue do them)`,
     );
     console.log(`  ${summary.upToDate} already up to date, skipped`);
+    console.log(`  ${climbs} computed elevation gains and losses brought to the current rule`);
     const requestedAt = compactTime(summary.startedAt);
     const rebuilds = await enqueueSumupsRebuild(db, scope, requestedAt);
     console.log(`  ${rebuilds} statistics rebuild jobs enqueued (one per user)`);

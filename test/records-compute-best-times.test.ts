@@ -171,6 +171,21 @@ test('stream: NaN samples are skipped; resets and steps beyond the speed cap add
   t.deepEqual([...(distanceFromStream(stream([0, 100], [0, 1000]), 12.5)?.distance ?? [])], [0, 1000]);
 });
 
+test('stream: a step beyond the cap counts when the 5 s around it are within it (whole-second times); a jump does not', (t) => {
+  // 4.5 m/s with times rounded to the second: steps of 0 and 9 m by turns, 9 m beyond the 8 m/s cap.
+  const times = Array.from({ length: 21 }, (_, i) => i);
+  const rowed = times.map((i) => Math.floor(i / 2) * 9);
+  const s = distanceFromStream(stream(times, rowed), 8);
+  t.is(s?.distance.at(-1), 90, 'every 9 m step counts');
+  t.is(s?.fastest, 9);
+  // A 30 m jump among them (a 39 m step): the 5 s around it are beyond the cap, the step adds
+  // nothing (its own 9 m lost with it), and its neighbours' 9 m steps still count.
+  const jumped = rowed.map((d, i) => (i >= 10 ? d + 30 : d));
+  t.is(distanceFromStream(stream(times, jumped), 8)?.distance.at(-1), 81);
+  // A lone sample pair has no 5 s around it: beyond the cap is a glitch.
+  t.deepEqual([...(distanceFromStream(stream([0, 1], [0, 9]), 8)?.distance ?? [])], [0, 0]);
+});
+
 test('stream: samples out of time order are dropped', (t) => {
   const s = distanceFromStream(stream([0, 5, 5, 3, 10], [0, 10, 20, 30, 40]), 100);
   t.deepEqual([...(s?.time ?? [])], [0, 5, 10]);

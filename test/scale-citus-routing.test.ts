@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { runStartedDeletions, startAccountDeletion, startDueDeletions } from '../shared/accounts/account-purge.ts';
 import { computeRecommendations } from '../shared/catalogue/recommendations-compute.ts';
 import { createLogger } from '../shared/observability/logger.ts';
+import { refreshComputedClimbs } from '../shared/tracking/activities/climb-store.ts';
 import { fillMovingFields } from '../shared/tracking/activities/moving-store.ts';
 import { expireTombstones } from '../shared/tracking/activities/tombstones.ts';
 import { cleanupExports, ORPHAN_FILE_AGE_S } from '../shared/tracking/exports/cleanup.ts';
@@ -309,6 +310,8 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
   await fillMovingFields(db);
   await db.deleteFrom('activity_stream_previews').execute();
   await fillStreamPreviews(db);
+  // records:recompute's refresh of computed climbs.
+  await refreshComputedClimbs(db);
   await computeRecommendations(db);
 
   // The deletion of everything of the user, as `npm run accounts:purge -- --account` starts it.
@@ -386,6 +389,8 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/exports/cleanup.ts#sweepOrphanFiles': ALL_USERS,
   'shared/tracking/activities/moving-store.ts#fillMovingFields': ALL_USERS,
   'shared/tracking/activities/moving-store.ts#storedSpeedStreams': `${ALL_USERS}; ${NO_USER_COLUMN}`,
+  'shared/tracking/activities/moving-store.ts#storedTrack': `reads one activity's track by its id (moving time, splits); ${NO_USER_COLUMN}`,
+  'shared/tracking/activities/climb-store.ts#refreshComputedClimbs': `${ALL_USERS}; ${NO_USER_COLUMN}`,
   'shared/tracking/streams/preview-store.ts#fillStreamPreviews': ALL_USERS,
   'shared/catalogue/recommendations-compute.ts#computeRecommendations': `${ALL_USERS}; it joins account_deletions (coordinator), which Citus plans as a local table join`,
   'shared/accounts/account-purge.ts#startDueDeletions': `${ALL_USERS}; with account_deletions (coordinator) beside`,

@@ -77,6 +77,7 @@ const FILES: Record<string, { refused: number; because: RegExp } | { sport: numb
   'apps/garmin-bike-laps.tcx': { sport: 381, trackPoints: true },
   'apps/garmin-ride-tpx2.gpx': { sport: 381, trackPoints: true },
   'apps/gpx10-logger.gpx': { sport: 402, trackPoints: true },
+  'apps/lap-restart-distances.tcx': { sport: 402, trackPoints: true },
   'apps/latin1.gpx': { sport: 402, trackPoints: true },
   'apps/strava-like-run.gpx': { sport: 121, trackPoints: true },
   'apps/treadmill-laps-only.tcx': { sport: 121, trackPoints: false },

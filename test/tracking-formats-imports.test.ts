@@ -4,9 +4,11 @@ import path from 'node:path';
 import { Encoder, type Mesg, Profile } from '@garmin/fitsdk';
 import test from 'ava';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
+import { lapEnd } from '../shared/tracking/formats/fit-import.ts';
 import { exportGpx } from '../shared/tracking/formats/gpx-export.ts';
 import { detectFormat, importActivityFile, isActivityFileMediaType } from '../shared/tracking/formats/import-file.ts';
 import { IMPORT_LIMITS } from '../shared/tracking/formats/limits.ts';
+import { lapDistanceOffsets } from '../shared/tracking/formats/tcx-import.ts';
 import { assertRoundTrip, channel, fixture, refusal, schemaValidator, summary } from './helpers/activity-files.ts';
 
 let tmp: string;
@@ -38,8 +40,11 @@ test('a Strava-like GPX: prefixes, bare <power>, two tracks and segments, a paus
   t.deepEqual(a.warnings, ['1 point(s) without a time were skipped']);
   const distance = channel(a, DATATYPE.DISTANCE) as number[];
   t.is(distance[0], 0);
-  t.true(Math.abs((distance[4] as number) - 222.39) < 0.1, `distance measured along the track: ${distance[4]}`);
-  t.like(summary(a), { 24: 600, 3: 140, 4: 127.2, 15: 420, 16: 400, 18: 20, 19: 0, 11: 82, 13: 81, 179: 250 });
+  // Measured along the track within each segment: the lines to the next segment and track (200 m) are not distance.
+  t.true(Math.abs((distance[4] as number) - 22.24) < 0.01, `distance measured along the track: ${distance[4]}`);
+  t.deepEqual(distance.slice(2), [distance[2], distance[2], distance[2]]);
+  // Each segment climbs alone (as gpxpy): 400 to 401 in the first, nothing in the one-point segment and track.
+  t.like(summary(a), { 24: 600, 3: 140, 4: 127.2, 15: 420, 16: 400, 18: 1, 19: 0, 11: 82, 13: 81, 179: 250 });
 });
 
 test('a Garmin Edge GPX: TrackPointExtension v2 speed, RPM for a ride, PowerExtension, no elevation, offsets', async (t) => {
@@ -88,7 +93,8 @@ test('a Garmin Connect-like TCX: prefixed elements, three laps, TPX speed and wa
   t.deepEqual(channel(a, DATATYPE.POWER_CURRENT), [150, 170, 200, null, 0, 210, 230]);
   t.deepEqual(channel(a, DATATYPE.DISTANCE), [0, 30, 50, null, 70, 90, 110]);
   t.is(a.content.duration, 70);
-  t.like(summary(a), { 5: 110, 23: 35, 3: 130, 24: 70, 7: 36000, 18: 5, 19: 13, 15: 505, 16: 492 });
+  // Climb on the series smoothed as gpxpy does (0.3, 0.4, 0.3): 500 503 505 501 496 492 climbs 3.2 and descends 11.2.
+  t.like(summary(a), { 5: 110, 23: 35, 3: 130, 24: 70, 7: 36000, 18: 3.2, 19: 11.2, 15: 505, 16: 492 });
 
   const tcx = assertRoundTrip(t, 'tcx', a.content);
   await assertValid(t, 'tcx', tcx);
@@ -183,7 +189,7 @@ test('a FIT file written with the FIT SDK encoder: records, laps, session sport 
   t.deepEqual(channel(a, DATATYPE.HR_CURRENT), [120, 121, 122, 123, 124, 125, 126, 127, 128, 129]);
   t.deepEqual(channel(a, DATATYPE.RPM_CURRENT)?.[0], 80);
   t.true(Math.abs((a.content.track.latitude[0] as number) - 45.5) < 1e-6);
-  t.like(summary(a), { 5: 72, 23: 15, 24: 9, 3: 129, 4: 124.5, 179: 209, 15: 409, 16: 400, 18: 8 });
+  t.like(summary(a), { 5: 72, 23: 15, 24: 9, 3: 129, 4: 124.5, 179: 209, 15: 409, 16: 400, 18: 9 });
 
   // Without records, the session is the activity (a pool swim or a manual entry from a watch).
   const summaryOnly = importActivityFile(encodeFit({ records: 0, sport: 'swimming', subSport: 'lapSwimming' }));
@@ -294,4 +300,23 @@ test('XML: cut short, not XML at all, nested without end, oversized, or outside 
     '1 elevation value(s) outside -500..9000 m were ignored',
   ]);
   t.true(Number.isNaN(backwards.content.track.elevation[0] as number));
+});
+
+test('TCX lap distances: a restart near 0 continues from the laps before; a small step back is no restart', (t) => {
+  const lap = (...distances: number[]) => ({
+    Track: [{ Trackpoint: distances.map((d) => ({ DistanceMeters: String(d) })) }],
+  });
+  t.deepEqual(lapDistanceOffsets([lap(0, 100, 250), lap(2, 120, 250), lap(1, 500)]), [0, 250, 500]);
+  t.deepEqual(lapDistanceOffsets([lap(0, 100, 250), lap(249.5, 400)]), [0, 0], 'noise: no restart');
+  t.deepEqual(lapDistanceOffsets([lap(0, 100), lap(), lap(3, 50)]), [0, 0, 100], 'a lap without distances');
+});
+
+test('FIT lap end: its timestamp, or start_time + total_elapsed_time when the timestamp is the start', (t) => {
+  const start = new Date('2024-05-01T08:00:00Z');
+  t.is(
+    lapEnd({ startTime: start, timestamp: new Date(start.getTime() + 60_000), totalElapsedTime: 59 }),
+    start.getTime() + 60_000,
+  );
+  t.is(lapEnd({ startTime: start, timestamp: start, totalElapsedTime: 125.2 }), start.getTime() + 125_200);
+  t.is(lapEnd({ startTime: start, timestamp: start }), start.getTime(), 'nothing better to go by');
 });

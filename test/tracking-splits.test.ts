@@ -190,6 +190,28 @@ test('GET splits?unit=mile: 1609.344 m splits, pace in seconds per mile', async 
   );
 });
 
+test('without an elevation channel (14), the elevation change comes from the track', async (t) => {
+  const datastream: Record<string, Record<string, number>> = {};
+  const locations: Record<string, { latitude: number; longitude: number; elevation: number | null }> = {};
+  // 4 m/s for 500 s; the track climbs 0.1 m a second, a point every 10 s (the middle one without elevation).
+  for (let s = 0; s <= 500; s++) datastream[String(s)] = { '5': s * 4 };
+  for (let s = 0; s <= 500; s += 10)
+    locations[String(s)] = { latitude: 45 + s * 3.6e-5, longitude: 6, elevation: s === 250 ? null : 100 + s / 10 };
+  const created = await api.call('POST', '/activities', owner, {
+    body: activity(owner, { duration: 500, dataSummaries: { '5': 2000, '24': 500 }, datastream, locations }),
+  });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const res = await splits('', owner, created.body.id);
+  t.is(res.status, 200, JSON.stringify(res.body));
+  t.deepEqual(
+    (res.body['hydra:member'] as Json[]).map((m) => [m.index, m.distance, m.elevationChange]),
+    [
+      [1, 1000, 25],
+      [2, 1000, 25],
+    ],
+  );
+});
+
 test('an activity without a distance stream: an empty collection', async (t) => {
   const res = await splits('', owner, bare);
   t.is(res.status, 200, JSON.stringify(res.body));

@@ -70,6 +70,7 @@ test('contribution: 98 counts 1 whatever the summaries say, 24 falls back on the
       sportId: RUNNING,
       startdate: new Date('2024-05-01T08:00:00Z'),
       duration: 3600,
+      movingTime: null,
       summaries: { '5': '10.5', '98': '7' },
     },
     'UTC',
@@ -80,11 +81,31 @@ test('contribution: 98 counts 1 whatever the summaries say, 24 falls back on the
     [98, '1'],
   ]);
   const withDuration = contributionOf(
-    { sportId: RUNNING, startdate: new Date('2024-05-01T08:00:00Z'), duration: 3600, summaries: { '24': '3500.25' } },
+    {
+      sportId: RUNNING,
+      startdate: new Date('2024-05-01T08:00:00Z'),
+      duration: 3600,
+      movingTime: null,
+      summaries: { '24': '3500.25' },
+    },
     'UTC',
   );
   t.deepEqual(withDuration.values, [
     [24, '3500.25'],
+    [98, '1'],
+  ]);
+});
+
+test('moving time: the computed one counts as 30 (Active time), unless the client sent a 30, which wins', (t) => {
+  const base = { sportId: RUNNING, startdate: new Date('2024-05-01T08:00:00Z'), duration: 3600 };
+  t.deepEqual(contributionOf({ ...base, movingTime: 3300, summaries: {} }, 'UTC').values, [
+    [24, '3600'],
+    [30, '3300'],
+    [98, '1'],
+  ]);
+  t.deepEqual(contributionOf({ ...base, movingTime: 3300, summaries: { '30': '3000' } }, 'UTC').values, [
+    [24, '3600'],
+    [30, '3000'],
     [98, '1'],
   ]);
 });

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { DATATYPE } from '../../shared/tracking/activities/data.ts';
-import { computeSplits, SPLIT_UNITS, type Split, type SplitUnit } from '../../shared/tracking/activities/splits.ts';
+import { storedTrack } from '../../shared/tracking/activities/moving-store.ts';
+import {
+  computeSplits,
+  elevationFromTrack,
+  SPLIT_UNITS,
+  type Split,
+  type SplitUnit,
+} from '../../shared/tracking/activities/splits.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import { readActivityStreams } from '../../shared/tracking/streams/read.ts';
 import type { AppContext } from '../context.ts';
@@ -93,19 +100,23 @@ export function activitySplitsResource(router: ApiRouter, app: AppContext): void
   }).list({
     summary: "An activity's splits per kilometre or per mile",
     description:
-      "The activity cut every kilometre (`unit=km`, the default) or mile (`unit=mile`) of its distance stream (datatype 5), in order. Each split: its distance (the unit's length, less for the last one, which ends at the last sample with a distance), its start and time in seconds, its pace in seconds per unit, its elevation change (datatype 14, end minus start; null without elevation) and its average heart rate (datatype 1, the mean of the samples inside it; null when none). The time and elevation at a boundary are interpolated linearly between the samples on either side. An activity without a distance stream has no splits (an empty collection). Every split on one page.",
+      "The activity cut every kilometre (`unit=km`, the default) or mile (`unit=mile`) of its distance stream (datatype 5), in order. Each split: its distance (the unit's length, less for the last one, which ends at the last sample with a distance), its start and time in seconds, its pace in seconds per unit, its elevation change (datatype 14, else the GPS track's elevations; end minus start; null without elevation) and its average heart rate (datatype 1, the mean of the samples inside it; null when none). The time and elevation at a boundary are interpolated linearly between the samples on either side. An activity without a distance stream has no splits (an empty collection). Every split on one page.",
     query: splitsQuery,
     handler: async ({ params, query, caller }) => {
       const streams = await readActivityStreams(db, caller.id, params.id, {
         datatypes: [DATATYPE.HR_CURRENT, DATATYPE.DISTANCE, DATATYPE.ELEVATION_CURRENT],
         resolution: 'full',
       });
+      // Without an elevation channel, the track's elevations (readActivityStreams checked the owner).
+      const elevation =
+        streams.channels.get(DATATYPE.ELEVATION_CURRENT) ??
+        elevationFromTrack(streams.elapsed, await storedTrack(db, params.id));
       const splits = computeSplits(
         {
           elapsed: streams.elapsed,
           distance: streams.channels.get(DATATYPE.DISTANCE),
           heartRate: streams.channels.get(DATATYPE.HR_CURRENT),
-          elevation: streams.channels.get(DATATYPE.ELEVATION_CURRENT),
+          elevation,
         },
         query.unit,
       );

@@ -37,14 +37,19 @@ export async function rollupRows(db: Db, users: string[]): Promise<SumupRow[]> {
 export async function oracleRows(db: Db, users: string[]): Promise<SumupRow[]> {
   const { rows } = await sql<SumupRow>`
     with a as (
-      select a.user_id, a.sport_id, a.duration, a.data_summaries,
+      select a.user_id, a.sport_id, a.duration, a.moving_time, a.data_summaries,
         a.startdate at time zone coalesce(u.timezone, 'UTC') as local
       from activities a join tracking_users u on u.id = a.user_id
       where a.user_id = any(${users})
     ), v as (
       select a.user_id, a.sport_id, a.local, d.id as datatype_id, (a.data_summaries ->> d.id::text)::numeric as value
-      from a join datatypes d on d.cumulable and d.id not in (24, 98)
+      from a join datatypes d on d.cumulable and d.id not in (24, 30, 98)
         and jsonb_typeof(a.data_summaries -> d.id::text) = 'number'
+      union all
+      select a.user_id, a.sport_id, a.local, 30,
+        case when jsonb_typeof(a.data_summaries -> '30') = 'number' then (a.data_summaries ->> '30')::numeric
+          else a.moving_time end
+      from a where jsonb_typeof(a.data_summaries -> '30') = 'number' or a.moving_time is not null
       union all
       select a.user_id, a.sport_id, a.local, 24, coalesce((a.data_summaries ->> '24')::numeric, a.duration) from a
       union all

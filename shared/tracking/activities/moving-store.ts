@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { channelFromBytes, trackFromWkb } from './binary.ts';
-import { DATATYPE, emptyDatastream, emptyTrack } from './data.ts';
+import { DATATYPE, emptyDatastream, emptyTrack, type Track } from './data.ts';
 import { type MovingFields, type MovingRule, movingFields, movingRuleOf } from './moving-time.ts';
 
 /**
@@ -42,15 +42,21 @@ async function storedSpeedStreams(db: Executor, activityId: string) {
       where activity_id = ${activityId} and datatype_id in (${DATATYPE.DISTANCE}, ${DATATYPE.SPEED_CURRENT})`.execute(
       db,
     ),
-    sql<{
-      wkb: Buffer;
-    }>`select ST_AsBinary(track) as wkb from activity_tracks where activity_id = ${activityId}`.execute(db),
+    storedTrack(db, activityId),
   ]);
   const datastream = emptyDatastream();
   datastream.elapsed = Int32Array.from(elapsed.rows[0]?.elapsed ?? []);
   for (const c of channels.rows) datastream.channels.set(c.datatype_id, channelFromBytes(c.values));
-  const wkb = track.rows[0]?.wkb;
-  return { datastream, track: wkb ? trackFromWkb(wkb) : emptyTrack() };
+  return { datastream, track };
+}
+
+/** The stored GPS track of an activity (empty without one). */
+export async function storedTrack(db: Executor, activityId: string): Promise<Track> {
+  const { rows } = await sql<{
+    wkb: Buffer;
+  }>`select ST_AsBinary(track) as wkb from activity_tracks where activity_id = ${activityId}`.execute(db);
+  const wkb = rows[0]?.wkb;
+  return wkb ? trackFromWkb(wkb) : emptyTrack();
 }
 
 /** The columns of migration 0062 as an update sets them (pauses as JSON). */

@@ -1,3 +1,5 @@
+import type { Track } from './data.ts';
+
 /**
  * GET /v2/activities/{id}/splits (docs/tracking-activities.md, "Splits"): an activity cut every
  * kilometre or mile of its distance stream, in one pass over the samples. The time and the
@@ -130,4 +132,34 @@ export function computeSplits(streams: SplitStreams, unit: SplitUnit): Split[] {
   }
   if (started && prevDistance > startDistance) close(prevTime, prevDistance, lastElevation);
   return splits;
+}
+
+/**
+ * The track's elevation at each of `elapsed`'s seconds, for an activity without an elevation
+ * channel (datatype 14): interpolated linearly between the track points with an elevation around
+ * it, NaN outside them. Undefined when the track has no elevation.
+ */
+export function elevationFromTrack(elapsed: ArrayLike<number>, track: Track): Float64Array | undefined {
+  const at: number[] = [];
+  const ele: number[] = [];
+  for (let i = 0; i < track.elapsed.length; i++) {
+    const e = track.elevation[i] as number;
+    if (Number.isNaN(e)) continue;
+    at.push(track.elapsed[i] as number);
+    ele.push(e);
+  }
+  if (!at.length) return undefined;
+  const out = new Float64Array(elapsed.length).fill(Number.NaN);
+  let k = 0;
+  for (let i = 0; i < elapsed.length; i++) {
+    const t = elapsed[i] as number;
+    while (k + 1 < at.length && (at[k + 1] as number) <= t) k++;
+    const t0 = at[k] as number;
+    if (t === t0) out[i] = ele[k] as number;
+    else if (t > t0 && k + 1 < at.length) {
+      const t1 = at[k + 1] as number;
+      out[i] = (ele[k] as number) + (((ele[k + 1] as number) - (ele[k] as number)) * (t - t0)) / (t1 - t0);
+    }
+  }
+  return out;
 }

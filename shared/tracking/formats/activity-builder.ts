@@ -13,7 +13,8 @@ import { XML_INVALID } from './xml-output.ts';
  * - points sharing a second merge into one sample, the first value of each field winning;
  * - a point earlier than the sample before it is skipped (a clock jump), as is a point without time;
  * - implausible values (limits.ts PLAUSIBLE) and (0, 0) positions are dropped;
- * - without distances in the file, the distance stream is measured along the track;
+ * - without distances in the file, the distance stream is measured along the track, a jump
+ *   between two tracks or segments adding nothing (docs/tracking-files.md, "Distance");
  * - a lap end marks (datatype 20 = 1) the last sample at or before it.
  * Whatever is skipped or dropped is counted in `warnings`.
  */
@@ -50,6 +51,8 @@ export class PointCollector {
     distance: [],
   };
   readonly lapEnds: number[] = [];
+  /** Indexes of the points that begin a new track or segment (a jump from the point before is not ground covered). */
+  readonly breaks: number[] = [];
   untimed = 0;
 
   /** A point at `time` (epoch ms; NaN when the file gives none, and then it is only counted). */
@@ -63,6 +66,11 @@ export class PointCollector {
     }
     this.times.push(time);
     for (const f of FIELDS) this.columns[f].push(values[f] ?? Number.NaN);
+  }
+
+  /** The next point added begins a new track or segment. */
+  breakHere(): void {
+    if (this.times.length && this.breaks.at(-1) !== this.times.length) this.breaks.push(this.times.length);
   }
 
   /** A lap ends at `time` (epoch ms). */
@@ -204,13 +212,15 @@ export function buildActivity(points: PointCollector, input: BuildInput): BuiltA
       : lastElapsed;
 
   const track = trackOf(elapsed, lat, lon, merged.elevation);
+  const stretches = breakSamples(points.breaks, sampleOf);
+  const trackBreaks = breaksOnTrack(stretches, lat);
   const cadenceDatatype = isCycling(input.sportId) ? DATATYPE.RPM_CURRENT : DATATYPE.CADENCE_CURRENT;
   const datastream: Datastream = { elapsed, channels: new Map() };
   const setChannel = (datatype: number, values: Float64Array) => {
     if (values.some((v) => !Number.isNaN(v))) datastream.channels.set(datatype, values);
   };
   setChannel(DATATYPE.HR_CURRENT, merged.heartRate);
-  setChannel(DATATYPE.DISTANCE, distanceChannel(merged.distance, elapsed, track, warnings));
+  setChannel(DATATYPE.DISTANCE, distanceChannel(merged.distance, elapsed, track, trackBreaks, warnings));
   setChannel(
     DATATYPE.SPEED_CURRENT,
     merged.speed.map((v) => v * 3600),
@@ -227,7 +237,7 @@ export function buildActivity(points: PointCollector, input: BuildInput): BuiltA
       name: input.name,
       startdate: new Date(start * 1000),
       duration,
-      summaries: computeSummaries(datastream, duration, declared, cadenceDatatype),
+      summaries: computeSummaries(datastream, duration, declared, cadenceDatatype, stretches),
       datastream,
       track,
     },
@@ -290,11 +300,51 @@ function trackOf(elapsed: Int32Array, lat: Float64Array, lon: Float64Array, elev
   };
 }
 
+/** The samples that begin a new track or segment (the first sample holding a point at or after each break). */
+function breakSamples(breaks: number[], sampleOf: number[]): number[] {
+  const out: number[] = [];
+  for (const point of breaks) {
+    let s = -1;
+    for (let i = point; i < sampleOf.length && s < 0; i++) s = sampleOf[i] as number;
+    if (s < 0) continue;
+    // A point merged into the sample of a point before the break begins no stretch of its own.
+    let before = -1;
+    for (let i = point - 1; i >= 0 && before < 0; i--) before = sampleOf[i] as number;
+    if (s === before) s++;
+    if (s > 0 && s !== out.at(-1)) out.push(s);
+  }
+  return out;
+}
+
+/** The track points (indexes into trackOf's track) at or after each break sample, when a point came before. */
+function breaksOnTrack(samples: number[], lat: Float64Array): Set<number> {
+  const out = new Set<number>();
+  if (!samples.length) return out;
+  const trackIndex = new Int32Array(lat.length + 1);
+  let k = 0;
+  for (let s = 0; s < lat.length; s++) {
+    trackIndex[s] = k;
+    if (!Number.isNaN(lat[s] as number)) k++;
+  }
+  trackIndex[lat.length] = k;
+  for (const s of samples) {
+    const t = trackIndex[s] as number;
+    if (t > 0 && t < k) out.add(t);
+  }
+  return out;
+}
+
 /**
  * The file's distances, cumulative: a value below the one before is dropped, and a stream whose
  * average speed is beyond plausible (a unit mistake) is dropped whole. Without any, the track's.
  */
-function distanceChannel(values: Float64Array, elapsed: Int32Array, track: Track, warnings: string[]): Float64Array {
+function distanceChannel(
+  values: Float64Array,
+  elapsed: Int32Array,
+  track: Track,
+  trackBreaks: ReadonlySet<number>,
+  warnings: string[],
+): Float64Array {
   let previous = Number.NEGATIVE_INFINITY;
   let decreasing = 0;
   let first = -1;
@@ -324,7 +374,7 @@ function distanceChannel(values: Float64Array, elapsed: Int32Array, track: Track
     }
   }
   if (first >= 0 || track.elapsed.length < 2) return values;
-  const measured = cumulativeDistance(track);
+  const measured = cumulativeDistance(track, trackBreaks);
   const out = new Float64Array(values.length).fill(Number.NaN);
   let t = 0;
   for (let i = 0; i < elapsed.length && t < track.elapsed.length; i++) {

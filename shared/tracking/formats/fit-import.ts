@@ -28,6 +28,18 @@ const time = (m: Message | undefined, key: string): number => {
   return v instanceof Date ? v.getTime() : Number.NaN;
 };
 
+/**
+ * When a lap ends: its `timestamp`, as the FIT profile says, unless the writer set it to the lap's
+ * `start_time` (some rowing apps and machines do): then `start_time + total_elapsed_time`.
+ */
+export function lapEnd(lap: Message): number {
+  const end = time(lap, 'timestamp');
+  const start = time(lap, 'startTime');
+  const elapsed = num(lap, 'totalElapsedTime');
+  if (!Number.isNaN(start) && !(end > start) && elapsed !== undefined) return start + elapsed * 1000;
+  return end;
+}
+
 /** Refuses what is not a whole FIT file, saying which check failed. */
 function checkFile(bytes: Uint8Array): void {
   if (bytes.length > IMPORT_LIMITS.maxFitBytes) {
@@ -97,7 +109,11 @@ export function importFit(bytes: Uint8Array, options: ImportOptions = {}): Impor
       distance: num(r, 'distance'),
     });
   }
-  for (const lap of messages.lapMesgs ?? []) points.lapEndsAt(time(lap, 'timestamp'));
+  // The last lap ends the activity: a record after it (a closing second some devices write) is in it.
+  const lapEnds = (messages.lapMesgs ?? []).map(lapEnd);
+  const lastRecord = time(records.at(-1), 'timestamp');
+  if (lapEnds.length && lastRecord > (lapEnds.at(-1) as number)) lapEnds[lapEnds.length - 1] = lastRecord;
+  for (const end of lapEnds) points.lapEndsAt(end);
 
   const warnings: string[] = [];
   if (sessions.length > 1)

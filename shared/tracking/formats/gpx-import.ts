@@ -23,7 +23,8 @@ import {
  * lon, <ele>, <time>, GPX 1.0 <speed>, and in <extensions> (any namespace, up to three levels
  * deep) hr/heartrate, cad/cadence, power/PowerInWatts/watts, speed (Garmin TrackPointExtension
  * v1 and v2, Garmin PowerExtension, Cluetrust gpxdata, Strava's bare <power>). The segments
- * of a file's only track are laps (datatype 20 on each one's last point).
+ * of a file's only track are laps (datatype 20 on each one's last point). The line from one
+ * track or segment to the next is not distance (docs/tracking-files.md, "Distance").
  */
 
 const ARRAY_TAGS = new Set(['trk', 'trkseg', 'trkpt', 'rte', 'rtept', 'wpt']);
@@ -105,7 +106,12 @@ export function importGpx(bytes: Uint8Array, options: ImportOptions = {}): Impor
   ] as const) {
     points = new PointCollector();
     source = kind;
-    for (const pt of list) addPoint(points, pt);
+    if (kind === 'track point') {
+      for (const seg of segments.flat()) {
+        points.breakHere();
+        for (const pt of seg) addPoint(points, pt);
+      }
+    } else for (const pt of list) addPoint(points, pt);
     if (points.size) break;
   }
   if (source === 'track point') markSegmentLaps(points, segments);

@@ -20,8 +20,13 @@ export interface DeclaredTotals {
   cadenceMax?: number;
 }
 
-/** Elevation changes smaller than this are GPS or barometer noise, not climbing. */
-export const ASCENT_THRESHOLD_M = 2;
+/**
+ * Elevation gain and loss (docs/tracking-activities.md, "Elevation gain"): a climb counts once the
+ * elevation has turned back down by this much from its top (and a descent once it turned up by as
+ * much from its bottom), and then counts whole, from the last turn to the top. Smaller wiggles are
+ * GPS or barometer noise. Unlike a dead band, a smooth climb loses nothing at its top.
+ */
+export const ASCENT_HYSTERESIS_M = 0.5;
 /** Without a speed stream, the top speed is the best distance over at least this many seconds... */
 const SPEED_WINDOW_MIN_S = 10;
 /** ...and at most this many (longer spans cross a pause). */
@@ -55,27 +60,64 @@ function statsOf(values: Float64Array | undefined, skipZeros = false): Stats | u
   return count ? { count, sum, min, max, last } : undefined;
 }
 
-/** Total climb and descent with a noise threshold: the reference moves only once a change exceeds it. */
-export function ascentDescent(elevation: Float64Array): { ascent: number; descent: number } | undefined {
-  let ref = Number.NaN;
+/** The finite values of `elevation` in [from, to), each averaged with its neighbours (0.3, 0.4, 0.3, as gpxpy). */
+function smoothed(elevation: Float64Array, from: number, to: number): number[] {
+  const raw: number[] = [];
+  for (let i = from; i < to; i++) {
+    const e = elevation[i] as number;
+    if (!Number.isNaN(e)) raw.push(e);
+  }
+  return raw.map((e, i) =>
+    i === 0 || i === raw.length - 1 ? e : 0.3 * (raw[i - 1] as number) + 0.4 * e + 0.3 * (raw[i + 1] as number),
+  );
+}
+
+/**
+ * Total climb and descent: hysteresis (ASCENT_HYSTERESIS_M) over the lightly smoothed series.
+ * `stretches` (sample indexes) begin new tracks or segments of the file: each is measured alone,
+ * so the jump from one to the next is no climb (as gpxpy). Undefined without any elevation.
+ */
+export function ascentDescent(
+  elevation: Float64Array,
+  stretches: readonly number[] = [],
+): { ascent: number; descent: number } | undefined {
   let ascent = 0;
   let descent = 0;
-  for (const e of elevation) {
-    if (Number.isNaN(e)) continue;
-    if (Number.isNaN(ref)) {
-      ref = e;
-      continue;
+  let any = false;
+  const bounds = [0, ...stretches, elevation.length];
+  for (let k = 0; k + 1 < bounds.length; k++) {
+    const values = smoothed(elevation, bounds[k] as number, bounds[k + 1] as number);
+    if (!values.length) continue;
+    any = true;
+    // turn: the last confirmed turning point; peak: the extreme since, in the current direction.
+    let turn = values[0] as number;
+    let peak = turn;
+    let direction = 0;
+    for (const e of values) {
+      if (direction === 0) {
+        if (e > peak && e - turn >= ASCENT_HYSTERESIS_M) direction = 1;
+        else if (e < peak && turn - e >= ASCENT_HYSTERESIS_M) direction = -1;
+        if (direction !== 0) peak = e;
+      } else if (direction === 1) {
+        if (e > peak) peak = e;
+        else if (peak - e >= ASCENT_HYSTERESIS_M) {
+          ascent += peak - turn;
+          turn = peak;
+          peak = e;
+          direction = -1;
+        }
+      } else if (e < peak) peak = e;
+      else if (e - peak >= ASCENT_HYSTERESIS_M) {
+        descent += turn - peak;
+        turn = peak;
+        peak = e;
+        direction = 1;
+      }
     }
-    const diff = e - ref;
-    if (diff >= ASCENT_THRESHOLD_M) {
-      ascent += diff;
-      ref = e;
-    } else if (diff <= -ASCENT_THRESHOLD_M) {
-      descent -= diff;
-      ref = e;
-    }
+    if (direction === 1) ascent += peak - turn;
+    else if (direction === -1) descent += turn - peak;
   }
-  return Number.isNaN(ref) ? undefined : { ascent, descent };
+  return any ? { ascent, descent } : undefined;
 }
 
 /** The best speed (m/s) over 10 to 30 s spans of the distance stream; undefined when no span fits. */
@@ -105,7 +147,8 @@ export function topSpeedFromDistance(elapsed: Int32Array, distance: Float64Array
 
 /**
  * The activity's `dataSummaries`, computed from its streams; a figure the streams cannot give
- * comes from the file's own totals when it has them (calories always do). Averages are over
+ * comes from the file's own totals when it has them (calories always do, and ascent and descent
+ * when the file states them). `stretches` are the samples that begin a new track or segment. Averages are over
  * samples; cadence and RPM averages leave out zeros (stops), power averages keep them.
  */
 export function computeSummaries(
@@ -113,6 +156,7 @@ export function computeSummaries(
   duration: number,
   declared: DeclaredTotals,
   cadenceDatatype: number,
+  stretches: readonly number[] = [],
 ): Map<number, number> {
   const out = new Map<number, number>();
   const put = (datatype: number, value: number | undefined) => {
@@ -143,9 +187,13 @@ export function computeSummaries(
     put(DATATYPE.ELEVATION_MAX, ele.max);
     put(DATATYPE.ELEVATION_MIN, ele.min);
   }
-  const climb = elevation ? ascentDescent(elevation) : undefined;
-  put(DATATYPE.ASCENT, climb ? climb.ascent : declared.ascent);
-  put(DATATYPE.DESCENT, climb ? climb.descent : declared.descent);
+  // The device's own totals win (it sums its altitude more finely than the samples it recorded),
+  // but a 0 where the samples climb is a writer that leaves the field at 0 (Zwift's descent).
+  const climb = elevation ? ascentDescent(elevation, stretches) : undefined;
+  const stated = (value: number | undefined, measured: number | undefined) =>
+    value !== undefined && (value > 0 || !measured) ? value : measured;
+  put(DATATYPE.ASCENT, stated(declared.ascent, climb?.ascent));
+  put(DATATYPE.DESCENT, stated(declared.descent, climb?.descent));
 
   const cadence = statsOf(channel(cadenceDatatype), true);
   const [cadenceAvg, cadenceMax] =

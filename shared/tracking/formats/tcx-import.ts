@@ -23,13 +23,15 @@ import {
  * ActivityExtension v2 TPX Speed (m/s), Watts and RunCadence. The laps' own totals (distance,
  * calories, heart rate, top speed, LX watts) fill what the trackpoints lack; a TCX of laps
  * without trackpoints imports as a summary. <Notes> is the activity's name (TCX has no name).
+ * Distances that restart from 0 in each lap are made cumulative (lapDistanceOffsets). Several
+ * <Track>s of a lap are one recording cut by pauses (not a jump to elsewhere, unlike GPX tracks).
  */
 
 const ARRAY_TAGS = new Set(['Activity', 'Lap', 'Track', 'Trackpoint']);
 
 const bpmOf = (node: XmlNode | undefined, name: string) => decimal(childText(child(node, name), 'Value'));
 
-function addTrackpoint(points: PointCollector, tp: XmlNode): number {
+function addTrackpoint(points: PointCollector, tp: XmlNode, distanceOffset: number): number {
   const position = child(tp, 'Position');
   const tpx = child(child(tp, 'Extensions'), 'TPX');
   const cadence = decimal(childText(tp, 'Cadence'));
@@ -38,7 +40,7 @@ function addTrackpoint(points: PointCollector, tp: XmlNode): number {
     latitude: decimal(childText(position, 'LatitudeDegrees')),
     longitude: decimal(childText(position, 'LongitudeDegrees')),
     elevation: decimal(childText(tp, 'AltitudeMeters')),
-    distance: decimal(childText(tp, 'DistanceMeters')),
+    distance: decimal(childText(tp, 'DistanceMeters')) + distanceOffset,
     heartRate: bpmOf(tp, 'HeartRateBpm'),
     cadence: Number.isNaN(cadence) ? decimal(childText(tpx, 'RunCadence')) : cadence,
     speed: decimal(childText(tpx, 'Speed')),
@@ -86,6 +88,33 @@ function lapTotals(laps: XmlNode[]): DeclaredTotals {
   return totals;
 }
 
+const lapDistances = (lap: XmlNode) =>
+  children(lap, 'Track')
+    .flatMap((track) => children(track, 'Trackpoint'))
+    .map((tp) => decimal(childText(tp, 'DistanceMeters')))
+    .filter((d) => !Number.isNaN(d));
+
+/**
+ * What to add to each lap's trackpoint distances. Some writers (rowing apps such as CrewNerd)
+ * count each lap's DistanceMeters from 0: a lap whose first distance falls back below half the
+ * last distance of the laps before it restarts, and continues from where they ended. A small
+ * step back (sensor noise) is no restart: the builder drops those values as before.
+ */
+export function lapDistanceOffsets(laps: XmlNode[]): number[] {
+  const offsets: number[] = [];
+  let offset = 0;
+  let reached = Number.NaN; // the last cumulative distance of the laps so far
+  for (const lap of laps) {
+    const values = lapDistances(lap);
+    const first = values[0];
+    if (first !== undefined && !Number.isNaN(reached) && first < reached / 2) offset = reached;
+    offsets.push(offset);
+    const last = values.at(-1);
+    if (last !== undefined) reached = Math.max(Number.isNaN(reached) ? 0 : reached, last + offset);
+  }
+  return offsets;
+}
+
 export function importTcx(bytes: Uint8Array, options: ImportOptions = {}): ImportedActivity {
   const text = decodeXml(bytes);
   if (rootElementName(text) !== 'TrainingCenterDatabase') {
@@ -108,16 +137,20 @@ export function importTcx(bytes: Uint8Array, options: ImportOptions = {}): Impor
     warnings.push(`the file's ${activities.length} <Activity> elements were joined into one activity`);
 
   const points = new PointCollector();
-  for (const lap of laps) {
+  const offsets = lapDistanceOffsets(laps);
+  const restarts = offsets.filter((o, k) => k > 0 && o !== offsets[k - 1]).length;
+  if (restarts)
+    warnings.push(`the distances restart from 0 in ${restarts} lap(s): each lap's was added to the laps before it`);
+  laps.forEach((lap, k) => {
     let lastTime = Number.NaN;
     for (const track of children(lap, 'Track')) {
       for (const tp of children(track, 'Trackpoint')) {
-        const time = addTrackpoint(points, tp);
+        const time = addTrackpoint(points, tp, offsets[k] as number);
         if (!Number.isNaN(time)) lastTime = time;
       }
     }
     points.lapEndsAt(lastTime);
-  }
+  });
 
   const firstLap = laps[0] as XmlNode;
   const lastLap = laps[laps.length - 1] as XmlNode;

@@ -6,14 +6,19 @@ const RAD = Math.PI / 180;
 
 /**
  * Cumulative distance (m) at each track point, point to point along the great circle: what a file
- * without distances (most GPX) gets as its distance stream. Gaps between segments count as
- * walked in a straight line, as the file gives no better path.
+ * without distances (most GPX) gets as its distance stream. A point in `breaks` (the first of a
+ * new track or segment) adds nothing: the straight line from the end of the last one is not
+ * ground covered (gpxpy, and so FitTrackee, measure each segment alone).
  */
-export function cumulativeDistance(track: Track): Float64Array {
+export function cumulativeDistance(track: Track, breaks?: ReadonlySet<number>): Float64Array {
   const n = track.elapsed.length;
   const out = new Float64Array(n);
   let total = 0;
   for (let i = 1; i < n; i++) {
+    if (breaks?.has(i)) {
+      out[i] = total;
+      continue;
+    }
     const lat1 = (track.latitude[i - 1] as number) * RAD;
     const lat2 = (track.latitude[i] as number) * RAD;
     const dLat = lat2 - lat1;

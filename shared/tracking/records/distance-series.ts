@@ -31,11 +31,21 @@ export class SeriesBuffers {
 }
 
 /**
+ * A step faster than the cap is judged over this many seconds around it: with whole-second
+ * timestamps a real stroke or stride often lands as a one-second step beyond the cap (the device
+ * rounded its times), while a glitch still shows over the window.
+ */
+export const SPEED_WINDOW_S = 5;
+
+/**
  * From the datastream's distance channel (cumulative metres, NaN where a sample has none). Only
- * forward steps a body can make count: a decrease (a counter reset, sensor noise) and a step faster
- * than `maxSpeed` (a glitch) add nothing, and counting resumes from the new value. A guard can only
- * lose distance, so it can make a time slower, never faster. Null under two usable samples. A
- * channel that needs no guard (the usual case) is used as it is, without a copy.
+ * forward steps a body can make count: a decrease (a counter reset, sensor noise) adds nothing,
+ * nor does a step faster than `maxSpeed` whose surroundings are too (the step, plus the other
+ * forward steps over at least SPEED_WINDOW_S seconds around it each taken at most at the cap):
+ * a glitch. Counting resumes from
+ * the new value. A guard can only lose distance, so it can make a time slower, never faster.
+ * Null under two usable samples. A channel that needs no guard (the usual case) is used as it
+ * is, without a copy.
  */
 export function distanceFromStream(
   datastream: Datastream,
@@ -49,32 +59,61 @@ export function distanceFromStream(
   const clean = cleanFastest(elapsed, values, n, maxSpeed);
   if (clean >= 0)
     return n >= 2 ? { time: elapsed.subarray(0, n), distance: values.subarray(0, n), fastest: clean } : null;
+  // The usable samples (finite, time ascending), and their forward steps, each at most at the cap, summed up to each.
   const time = buffers.time(n);
-  const distance = buffers.distance(n);
+  const raw: number[] = [];
+  const forward: number[] = [];
   let m = 0;
-  let total = 0;
-  let fastest = 0;
   let lastTime = Number.NEGATIVE_INFINITY;
-  let lastValue = 0;
   for (let i = 0; i < n; i++) {
     const value = values[i] as number;
     const t = elapsed[i] as number;
     if (!Number.isFinite(value) || t <= lastTime) continue;
-    if (m > 0) {
-      const step = value - lastValue;
-      const dt = t - lastTime;
-      if (step > 0 && step <= maxSpeed * dt) {
-        total += step;
-        if (step > fastest * dt) fastest = step / dt;
-      }
-    }
-    time[m] = t;
-    distance[m] = total;
-    m++;
+    const dt = t - lastTime;
+    const step = m === 0 ? 0 : Math.min(Math.max(0, value - (raw[m - 1] as number)), maxSpeed * dt);
+    forward.push(m === 0 ? 0 : (forward[m - 1] as number) + step);
+    raw.push(value);
+    time[m++] = t;
     lastTime = t;
-    lastValue = value;
   }
-  return m >= 2 ? { time: time.subarray(0, m), distance: distance.subarray(0, m), fastest } : null;
+  if (m < 2) return null;
+  const distance = buffers.distance(m);
+  let total = 0;
+  let fastest = 0;
+  let a = 0;
+  let b = 0;
+  distance[0] = 0;
+  for (let k = 1; k < m; k++) {
+    const step = (raw[k] as number) - (raw[k - 1] as number);
+    const dt = (time[k] as number) - (time[k - 1] as number);
+    let counts = step > 0 && step <= maxSpeed * dt;
+    if (step > 0 && !counts) {
+      // The window: SPEED_WINDOW_S seconds centred on the step, from the last sample at or before
+      // its start to the first at or after its end; at either end of the activity it reaches
+      // further on the other side.
+      const mid = ((time[k - 1] as number) + (time[k] as number)) / 2;
+      const half = SPEED_WINDOW_S / 2;
+      while (a + 1 < k && (time[a + 1] as number) <= mid - half) a++;
+      if (b < k) b = k;
+      while (b + 1 < m && (time[b] as number) < mid + half) b++;
+      let from = a;
+      let to = b;
+      while ((time[to] as number) - (time[from] as number) < SPEED_WINDOW_S && (from > 0 || to < m - 1)) {
+        if (to < m - 1) to++;
+        else from--;
+      }
+      const span = (time[to] as number) - (time[from] as number);
+      // The window's other steps at most at the cap each (a jump next door is no reason to drop this one), this one whole.
+      const around = (forward[to] as number) - (forward[from] as number) - maxSpeed * dt + step;
+      counts = span >= SPEED_WINDOW_S && around <= maxSpeed * span;
+    }
+    if (counts) {
+      total += step;
+      if (step > fastest * dt) fastest = step / dt;
+    }
+    distance[k] = total;
+  }
+  return { time: time.subarray(0, m), distance: distance.subarray(0, m), fastest };
 }
 
 /**

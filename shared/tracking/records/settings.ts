@@ -178,7 +178,7 @@ export function familyOf(settings: RecordsSettings, ancestry: readonly number[])
  * Bumped when the computation changes in a way that changes results, so `records:recompute`
  * makes new jobs rather than meeting the ids of jobs already done.
  */
-export const RECORDS_ALGORITHM_VERSION = 1;
+export const RECORDS_ALGORITHM_VERSION = 2;
 
 /** A short digest of what the results depend on besides the activities: settings, record ways, algorithm. */
 export function settingsFingerprint(settings: RecordsSettings, recordWays: ReadonlyMap<number, number>): string {

@@ -3,6 +3,8 @@ import { type PeriodStarts, periodStarts } from './periods.ts';
 
 /** "Activity number": each activity counts 1 (the original API's sumups carry the count so). */
 export const ACTIVITY_COUNT_DATATYPE = 98;
+/** "Active time": the moving time the statistics sum. */
+export const MOVING_TIME_DATATYPE = 30;
 
 /** What the rollup needs of an activity. */
 export interface SumupActivity {
@@ -10,6 +12,8 @@ export interface SumupActivity {
   startdate: Date;
   /** The activity's `duration` field, in seconds. */
   duration: number;
+  /** Its computed moving time (seconds; moving-time.ts), null when not computed yet. */
+  movingTime: number | null;
   /**
    * Its summaries of cumulable datatypes, id to the value as the decimal text jsonb stores: kept
    * as text so the sums in numeric are exact.
@@ -30,7 +34,9 @@ export interface Contribution {
  * The rule (docs/tracking-statistics.md): the activity adds to the week, month and year it
  * starts in (local to `timezone`), under its sport and under every sport; 1 to "Activity number"
  * (98, whatever its summaries say), its duration (24) from its summary or else from its
- * `duration` field, and the value of each other cumulable datatype its summaries carry.
+ * `duration` field, its moving time (30, "Active time") from its summary when a client sent one
+ * or else the computed `movingTime`, and the value of each other cumulable datatype its
+ * summaries carry.
  */
 export function contributionOf(activity: SumupActivity, timezone: string): Contribution {
   const values = new Map<number, string>();
@@ -39,6 +45,8 @@ export function contributionOf(activity: SumupActivity, timezone: string): Contr
     if (Number.isInteger(id) && id !== ACTIVITY_COUNT_DATATYPE) values.set(id, value);
   }
   if (!values.has(DATATYPE.DURATION)) values.set(DATATYPE.DURATION, String(activity.duration));
+  if (!values.has(MOVING_TIME_DATATYPE) && activity.movingTime !== null)
+    values.set(MOVING_TIME_DATATYPE, String(activity.movingTime));
   values.set(ACTIVITY_COUNT_DATATYPE, '1');
   return {
     sportId: activity.sportId,

@@ -30,10 +30,11 @@ async function readActivities(db: Executor, where: RawBuilder<boolean>, tail = s
     sport_id: number;
     startdate: Date;
     duration: number;
+    moving_time: number | null;
     timezone: string;
     summaries: Record<string, string>;
   }>`
-    select a.id, a.user_id, a.version, a.sport_id, a.startdate, a.duration,
+    select a.id, a.user_id, a.version, a.sport_id, a.startdate, a.duration, a.moving_time,
       coalesce(u.timezone, ${DEFAULT_TIMEZONE}) as timezone,
       coalesce((
         select jsonb_object_agg(s.key, s.value #>> '{}')
@@ -50,6 +51,7 @@ async function readActivities(db: Executor, where: RawBuilder<boolean>, tail = s
     sportId: r.sport_id,
     startdate: r.startdate,
     duration: r.duration,
+    movingTime: r.moving_time,
     timezone: r.timezone,
     summaries: r.summaries,
   }));
