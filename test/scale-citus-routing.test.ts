@@ -1,11 +1,14 @@
 import { mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
+import { sql } from 'kysely';
 import sharp from 'sharp';
 import { runStartedDeletions, startAccountDeletion, startDueDeletions } from '../shared/accounts/account-purge.ts';
 import { computeRecommendations } from '../shared/catalogue/recommendations-compute.ts';
 import { createLogger } from '../shared/observability/logger.ts';
-import { refreshComputedClimbs } from '../shared/tracking/activities/climb-store.ts';
+import { channelFromBytes } from '../shared/tracking/activities/binary.ts';
+import { deadBandClimb, refreshComputedClimbs } from '../shared/tracking/activities/climb-store.ts';
+import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { fillMovingFields } from '../shared/tracking/activities/moving-store.ts';
 import { expireTombstones } from '../shared/tracking/activities/tombstones.ts';
 import { cleanupExports, ORPHAN_FILE_AGE_S } from '../shared/tracking/exports/cleanup.ts';
@@ -310,7 +313,23 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
   await fillMovingFields(db);
   await db.deleteFrom('activity_stream_previews').execute();
   await fillStreamPreviews(db);
-  // records:recompute's refresh of computed climbs.
+  // records:recompute's refresh of computed climbs, over an activity whose climb the old rule computed.
+  const withElevation = await db
+    .selectFrom('activity_stream_channels')
+    .select(['activity_id', 'values'])
+    .where('datatype_id', '=', DATATYPE.ELEVATION_CURRENT)
+    .executeTakeFirst();
+  const oldClimb = withElevation && deadBandClimb(channelFromBytes(withElevation.values));
+  if (!withElevation || !oldClimb) throw new Error('the scenario holds no activity with an elevation channel');
+  const oldSummaries = {
+    '18': Math.round(oldClimb.ascent * 100) / 100,
+    '19': Math.round(oldClimb.descent * 100) / 100,
+  };
+  await db
+    .updateTable('activities')
+    .set({ data_summaries: sql`data_summaries || ${JSON.stringify(oldSummaries)}::jsonb` })
+    .where('id', '=', withElevation.activity_id)
+    .execute();
   await refreshComputedClimbs(db);
   await computeRecommendations(db);
 
