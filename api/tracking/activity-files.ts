@@ -1,6 +1,7 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { pacedStream } from '../../shared/runtime/paced-stream.ts';
 import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
 import type { DuplicatePolicy } from '../../shared/tracking/activities/duplicates.ts';
@@ -159,11 +160,11 @@ const warningsHeader = (warnings: string[]) =>
 
 export type Exported = { row: ActivityRow; content: ActivityContent };
 
-/** A GPX or TCX export streamed in chunks, offered as a download named after the activity. */
+/** A GPX or TCX export streamed in chunks, one per turn of the event loop, offered as a download named after the activity. */
 function exportBody(format: 'gpx' | 'tcx', found: Exported, ctx: Context): Readable {
   ctx.type = EXPORT_MEDIA_TYPES[format];
   ctx.set('Content-Disposition', `attachment; filename="activity-${found.row.id}.${format}"`);
-  return Readable.from(format === 'gpx' ? gpxChunks(found.content) : tcxChunks(found.content));
+  return pacedStream(format === 'gpx' ? gpxChunks(found.content) : tcxChunks(found.content));
 }
 
 /**

@@ -12,6 +12,13 @@ export const ACTIVITY_LIMITS = {
   /** Seven days, in seconds: the longest `duration` and the largest elapsed second of a sample. */
   maxSeconds: 7 * 24 * 3600,
   /**
+   * Datastream samples: 48 hours at 1 Hz (a 100-mile or 24-hour race with room to spare). A longer
+   * activity records less often (smart recording); a week at 1 Hz is a log, not an activity.
+   */
+  maxSamples: 172_800,
+  /** GPS points of the track, bounded as the samples are. */
+  maxTrackPoints: 172_800,
+  /**
    * Samples × datatypes of a datastream (each channel is dense, one value per sample): a 24-hour
    * activity at 1 Hz may carry 46 datatypes. Bounds the memory one request can take.
    */

@@ -242,19 +242,20 @@ function writePoints(w: JsonWriter, track: Track, from: number, to: number): voi
   }
 }
 
-/** Samples or points written between two looks for full chunks. */
-const BATCH = 2048;
+/** Samples or points written between two looks for full chunks: a slice of work short enough to keep the loop free. */
+const BATCH = 1024;
 
 /**
  * A JSON object, in chunks of about `chunkBytes`: `head`'s members (JSON.stringify), then
  * `datastream` and `locations` written from the columns, without building an object per sample.
- * Lazily: a chunk is written when the consumer asks for it, so a response stream sends an activity
- * of 24 hours while writing it and other requests run between chunks.
+ * Lazily: a chunk is written when the consumer asks for it, so a paced response stream
+ * (shared/runtime/paced-stream.ts) sends the largest activity while writing it, and other
+ * requests run between chunks.
  */
 export function* jsonWithStreamsChunks(
   head: Record<string, unknown>,
   streams: { datastream: Datastream; track: Track },
-  chunkBytes = 1 << 20,
+  chunkBytes = 64 * 1024,
 ): Generator<Buffer> {
   const w = new JsonWriter(chunkBytes, { chunked: true });
   const headText = JSON.stringify(head);

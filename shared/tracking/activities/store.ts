@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Selectable, sql } from 'kysely';
 import { copyBinaryRows, literal } from '../../db/copy-binary.ts';
 import { type Db, poolOf } from '../../db/database.ts';
@@ -277,6 +278,9 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
   throw conflictError('The activity collided with others being deleted at the same time: send it again');
 }
 
+/** A stream row above this size is decoded in a turn of the event loop of its own. */
+const LARGE_STREAM_BYTES = 256 * 1024;
+
 /** Tags of the streams query's rows: a datatype id (≥ 1) for a channel, else one of these. */
 const TRACK_ROW = -1;
 const ELAPSED_ROW = -2;
@@ -320,6 +324,8 @@ export async function readActivityContent(
   let track = emptyTrack();
   for (const [tagBytes, bytes] of streams) {
     if (!tagBytes || !bytes) continue;
+    // Decoding a long track or channel takes a while: other requests run between two.
+    if (bytes.length > LARGE_STREAM_BYTES) await nextTurn();
     const tag = tagBytes.readInt32BE(0);
     if (tag === TRACK_ROW) track = trackFromWkb(bytes);
     else if (tag === ELAPSED_ROW) datastream.elapsed = int4ArrayFromBinary(bytes);
