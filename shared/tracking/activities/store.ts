@@ -19,6 +19,7 @@ import {
   trackFromWkb,
   trackToEwkb,
 } from './binary.ts';
+import { contentLimitProblems } from './content.ts';
 import type { ActivityContent, Datastream } from './data.ts';
 import { emptyDatastream, emptyTrack } from './data.ts';
 import { deriveActivityFields } from './derived.ts';
@@ -122,6 +123,8 @@ function inputProblems(callerId: string, input: ActivityInput): FieldError[] {
     errors.push({ path: 'body.userDevice', message: 'is required when the activity is not manual' });
   if (input.reportedDevice && input.location?.manual === true)
     errors.push({ path: 'body.location.manual', message: 'must be false when location.device names a device' });
+  // Checked by each reader already; here too, so that no writer stores more than an activity may hold.
+  errors.push(...contentLimitProblems(input.content));
   return errors;
 }
 
