@@ -1,8 +1,8 @@
 import test from 'ava';
 import { ACTIVITY_LIMITS, contentLimitProblems } from '../shared/tracking/activities/content.ts';
 import { importActivityFile } from '../shared/tracking/formats/import-file.ts';
-import { refusal } from './helpers/activity-files.ts';
 import { activityFileUploads, MEDIA } from './helpers/activity-file-uploads.ts';
+import { refusal } from './helpers/activity-files.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
 import { activity, type Body, violations } from './helpers/tracking-activities.ts';
 
