@@ -297,3 +297,54 @@ export function jsonWithStreams(
   w.ascii('}}');
   return w.result();
 }
+
+/** Values `from` to `to` (excluded) of a JSON array of numbers, NaN written null. */
+function writeValues(w: JsonWriter, values: ArrayLike<number>, from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    w.ensure(NUMBER_BYTES + 1);
+    if (i > 0) w.byte(COMMA);
+    const v = values[i] as number;
+    if (Number.isNaN(v)) w.ascii('null');
+    else w.number(v);
+  }
+}
+
+/**
+ * A JSON object, in chunks as `jsonWithStreamsChunks` writes them: `head`'s members, then
+ * `columns` as arrays of numbers (NaN written null), each written from its typed array.
+ */
+export function* jsonWithColumnsChunks(
+  head: Record<string, unknown>,
+  columns: { elapsed: Int32Array; values: Map<number, Float64Array> },
+  chunkBytes = 64 * 1024,
+): Generator<Buffer> {
+  const w = new JsonWriter(chunkBytes, { chunked: true });
+  const headText = JSON.stringify(head);
+  w.text(headText.slice(0, -1));
+  function* array(values: ArrayLike<number>) {
+    w.ensure(1);
+    w.byte(0x5b); // [
+    for (let from = 0; from < values.length; from += BATCH) {
+      writeValues(w, values, from, Math.min(values.length, from + BATCH));
+      yield* w.drain();
+    }
+    w.ensure(1);
+    w.byte(0x5d); // ]
+  }
+  w.ensure(32);
+  w.ascii(headText.length > 2 ? ',"elapsed":' : '"elapsed":');
+  yield* array(columns.elapsed);
+  w.ensure(16);
+  w.ascii(',"values":{');
+  let first = true;
+  for (const [id, values] of columns.values) {
+    w.ensure(32);
+    w.ascii(`${first ? '' : ','}"${id}":`);
+    first = false;
+    yield* array(values);
+  }
+  w.ensure(2);
+  w.ascii('}}');
+  yield* w.drain();
+  yield w.result();
+}
