@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -56,7 +57,7 @@ test('back-pressure: nothing more is written while the reader takes nothing', as
   stream.read(0);
   for (let i = 0; i < 50; i++) await nextTurn();
   // The readable's buffer (64 KB) holds a few chunks; the writer then waits.
-  t.true(written <= 8, `${written} chunks written for a reader that took none`);
+  t.true(written >= 1 && written <= 8, `${written} chunks written for a reader that took none`);
   stream.destroy();
 });
 
@@ -70,8 +71,8 @@ test('a reader that goes away ends the generator; a generator that throws destro
     }
   }
   const stream = pacedStream(endless());
-  stream.resume();
-  await nextTurn();
+  // Once it has written a chunk: the generator is running (one never started has no finally to run).
+  await once(stream, 'data');
   stream.destroy();
   t.true(finished);
 
