@@ -22,9 +22,13 @@ function runTurn(): void {
   const start = performance.now();
   // A step that schedules its next one waits for the next turn: the others run first.
   let due = waiting.length;
-  while (due-- > 0 && performance.now() - start < BUDGET_MS) (waiting.shift() as () => void)();
-  scheduled = waiting.length > 0;
-  if (scheduled) setImmediate(runTurn);
+  try {
+    while (due-- > 0 && performance.now() - start < BUDGET_MS) (waiting.shift() as () => void)();
+  } finally {
+    // Even after a step that threw, the others keep their turns.
+    scheduled = waiting.length > 0;
+    if (scheduled) setImmediate(runTurn);
+  }
 }
 
 /**
