@@ -10,7 +10,12 @@ import {
   trackToEwkb,
 } from '../shared/tracking/activities/binary.ts';
 import { ACTIVITY_LIMITS, datastreamFromJson, trackFromJson } from '../shared/tracking/activities/content.ts';
-import { JsonWriter, jsonWithStreams, jsonWithStreamsChunks } from '../shared/tracking/activities/json.ts';
+import {
+  JsonWriter,
+  jsonWithColumnsChunks,
+  jsonWithStreams,
+  jsonWithStreamsChunks,
+} from '../shared/tracking/activities/json.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 
 const api = await startTrackingApi();
@@ -78,6 +83,34 @@ test('jsonWithStreamsChunks: the chunks, whatever their size, make the same JSON
     ]).toString(),
     '{"datastream":{},"locations":{}}',
   );
+});
+
+test('jsonWithColumnsChunks: the chunks, whatever their size, make what JSON.stringify makes (NaN as null)', (t) => {
+  const value = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constant(Number.NaN));
+  fc.assert(
+    fc.property(
+      fc.array(fc.integer({ min: 0, max: 604_800 }), { maxLength: 40 }),
+      fc.uniqueArray(fc.integer({ min: 1, max: 300 }), { maxLength: 4 }),
+      fc.integer({ min: 16, max: 4096 }),
+      fc.infiniteStream(value),
+      (elapsed, ids, chunkBytes, values) => {
+        const sorted = ids.sort((a, b) => a - b);
+        const columns = new Map(sorted.map((id) => [id, Float64Array.from(elapsed, () => values.next().value)]));
+        const head = { activity: '/v2/activities/x', size: elapsed.length };
+        const text = Buffer.concat([
+          ...jsonWithColumnsChunks(head, { elapsed: Int32Array.from(elapsed), values: columns }, chunkBytes),
+        ]).toString();
+        const expected = JSON.stringify({
+          ...head,
+          elapsed,
+          values: Object.fromEntries([...columns].map(([id, v]) => [String(id), Array.from(v)])),
+        });
+        return text === expected;
+      },
+    ),
+    { numRuns: 300 },
+  );
+  t.pass();
 });
 
 /** A float8[] literal that keeps -0 (the driver's own conversion writes it as 0). */

@@ -194,7 +194,7 @@ test('the v2.26 path /v2/file_import/activities takes files only', async (t) => 
   t.is(json.status, 415);
 });
 
-test('413: over ACTIVITY_FILE_LIMIT (declared, streamed or in a part), over 7 days; a 1 GB Content-Length is refused unread', async (t) => {
+test('413: over ACTIVITY_FILE_LIMIT (declared, streamed or in a part); a 1 GB Content-Length is refused unread; over 7 days is a 422', async (t) => {
   const u = await api.user();
   const limit = api.config.activityFileLimitBytes;
   const big = Buffer.alloc(limit + 1, 0x20);
@@ -244,7 +244,7 @@ test('413: over ACTIVITY_FILE_LIMIT (declared, streamed or in a part), over 7 da
     `<gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg><trkpt lat="45" lon="6"><time>2024-01-01T00:00:00Z</time></trkpt><trkpt lat="45.001" lon="6"><time>2024-01-09T00:00:00Z</time></trkpt></trkseg></trk></gpx>`,
   );
   const long = await postRaw(u, eightDays, MEDIA.gpx);
-  t.is(long.status, 413);
+  t.is(long.status, 422);
   t.regex((long.body as Body).detail as string, /691200 s, more than the 604800 s/);
 });
 
@@ -303,17 +303,17 @@ test('storageProblem: what the importers read but an activity cannot hold', (t) 
     },
   };
   t.is(storageProblem(content), undefined);
-  t.is(storageProblem({ ...content, duration: 7 * 24 * 3600 + 1 })?.code, 'too-large');
+  t.is(storageProblem({ ...content, duration: 7 * 24 * 3600 + 1 })?.code, 'over-limit');
   const cells = {
-    elapsed: new Int32Array(1_000_000),
-    channels: new Map([
-      [1, new Float64Array(1_000_000)],
-      [5, new Float64Array(1_000_000)],
-      [6, new Float64Array(1_000_000)],
-      [14, new Float64Array(1_000_000)],
-    ]),
+    elapsed: new Int32Array(100_000),
+    channels: new Map(Array.from({ length: 40 }, (_, i) => [i + 1, new Float64Array(100_000)])),
   };
-  t.regex(storageProblem({ ...content, datastream: cells })?.message ?? '', /1000000 samples × 4 datatypes/);
+  t.regex(storageProblem({ ...content, datastream: cells })?.message ?? '', /100000 samples × 40 datatypes/);
+  const samples = { elapsed: new Int32Array(1_000_000), channels: new Map() };
+  t.regex(
+    storageProblem({ ...content, datastream: samples })?.message ?? '',
+    /has 1,000,000 samples; an activity holds at most 172,800/,
+  );
 });
 
 test('a small ACTIVITY_FILE_LIMIT is a 413; with IMPORT_QUEUE=0, imports beyond the busy thread answer 503', async (t) => {

@@ -289,7 +289,7 @@ test('XML: cut short, not XML at all, nested without end, oversized, or outside 
   const old = refusal(() => importActivityFile(file(point('1850-01-01T00:00:00Z'), point('1850-01-01T00:00:05Z'))));
   t.regex(old.message, /would start on 1850-01-01T00:00:00.000Z; activities start between 1900 and 2100/);
   const long = refusal(() => importActivityFile(file(point('2024-01-01T00:00:00Z'), point('2024-02-10T00:00:00Z'))));
-  t.is(long.code, 'too-large');
+  t.is(long.code, 'over-limit');
   const digits = `<ele>${'9'.repeat(1_000_000)}</ele>`;
   const backwards = importActivityFile(
     file(point('2024-01-01T00:00:10Z', digits), point('2024-01-01T00:00:05Z'), point('2024-01-01T00:00:20Z')),

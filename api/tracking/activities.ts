@@ -138,7 +138,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
   const unsupported = `Send an activity as JSON (application/ld+json or application/json), or a GPX, TCX or FIT file as the body with one of ${FILE_TYPES.join(', ')}, or as multipart/form-data with a part named "file"`;
   const fileErrors = {
     409: 'The activity duplicates one of yours (same file, or same start and duration): `Location` names it; `duplicates=keep` stores it too',
-    413: 'The body is over ACTIVITY_BODY_LIMIT, the file over ACTIVITY_FILE_LIMIT, or it holds more than an activity may',
+    413: 'The body is over ACTIVITY_BODY_LIMIT, or the file over ACTIVITY_FILE_LIMIT (more samples, points or days than an activity may hold is a 422 naming the limit)',
     415: 'Neither JSON nor a GPX, TCX or FIT file',
     503: 'Every import thread is busy (Retry-After)',
   } as const;
@@ -182,7 +182,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
     })
     .create({
       summary: 'Store an activity with its summaries, datastream and GPS track, or import it from a file',
-      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, or \`location.device\` \`{model, firmware, sn}\` a device found among the caller's by model and serial or registered for them, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${ACTIVITY_LIMITS.maxSeconds}. The answer is the activity without its streams (GET it for them). The query fields but \`duplicates\` are a file import's: with JSON, send them in the body.\n\nDuplicates: an activity of the caller with the same start (to the second, UTC) and the same duration, or imported from a file with the same SHA-256, is already stored: 409 naming it (\`Location\`, \`hydra:description\`), unless \`duplicates=keep\`.\n\n${fileDescription}`,
+      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, or \`location.device\` \`{model, firmware, sn}\` a device found among the caller's by model and serial or registered for them, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${ACTIVITY_LIMITS.maxSeconds}; an activity holds at most ${ACTIVITY_LIMITS.maxSamples} datastream samples and ${ACTIVITY_LIMITS.maxTrackPoints} locations (48 hours at 1 Hz; 422 naming the limit above). The answer is the activity without its streams (GET it for them). The query fields but \`duplicates\` are a file import's: with JSON, send them in the body.\n\nDuplicates: an activity of the caller with the same start (to the second, UTC) and the same duration, or imported from a file with the same SHA-256, is already stored: 409 naming it (\`Location\`, \`hydra:description\`), unless \`duplicates=keep\`.\n\n${fileDescription}`,
       query: createQuery,
       body: bodyInputs(unsupported, activityJsonInput(app), ...activityFileInputs(app)),
       errors: fileErrors,

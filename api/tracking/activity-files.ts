@@ -1,6 +1,7 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { pacedStream } from '../../shared/runtime/paced-stream.ts';
 import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
 import type { DuplicatePolicy } from '../../shared/tracking/activities/duplicates.ts';
@@ -159,11 +160,11 @@ const warningsHeader = (warnings: string[]) =>
 
 export type Exported = { row: ActivityRow; content: ActivityContent };
 
-/** A GPX or TCX export streamed in chunks, offered as a download named after the activity. */
+/** A GPX or TCX export streamed in chunks, one per turn of the event loop, offered as a download named after the activity. */
 function exportBody(format: 'gpx' | 'tcx', found: Exported, ctx: Context): Readable {
   ctx.type = EXPORT_MEDIA_TYPES[format];
   ctx.set('Content-Disposition', `attachment; filename="activity-${found.row.id}.${format}"`);
-  return Readable.from(format === 'gpx' ? gpxChunks(found.content) : tcxChunks(found.content));
+  return pacedStream(format === 'gpx' ? gpxChunks(found.content) : tcxChunks(found.content));
 }
 
 /**
@@ -213,7 +214,7 @@ export async function importActivityFile(
 /** What POST /v2/activities says of its file inputs in /openapi.json. */
 export function fileImportDescription(app: Pick<AppContext, 'config'>): string {
   const limit = app.config.activityFileLimitBytes;
-  return `Besides JSON, POST /v2/activities takes a GPX 1.1 (or 1.0), TCX v2 or FIT file, at most ACTIVITY_FILE_LIMIT (${limit} bytes): as the raw body with its media type (${FILE_TYPES.join(', ')}; the bytes decide the format), with the optional fields in the query string, or as multipart/form-data with the file in a part named \`file\` and the fields as form fields. Fields: \`sport\` (IRI or id; wins over the file's, default /v2/sports/${DEFAULT_IMPORT_SPORT_ID}), \`name\` (replaces the file's), \`comment\`, \`userDevice\` (one of your devices: the activity is not manual), \`connector\` (default /v2/connectors/3, file-import). The file is read in a worker thread (at most IMPORT_TIMEOUT_S). Answers 201 with the activity, and the headers Import-Format, Import-Sport-Source (caller, file or fallback) and Import-Warnings (a JSON array of what was skipped). Refusals: 409 the same file, or an activity with the same start and duration, is already stored (see \`duplicates\`), 413 over the limit or what an activity may hold, 415 not a GPX, TCX or FIT file, 422 unsafe (DOCTYPE/ENTITY), malformed (cut short, bad CRC) or without an activity, 503 when every import thread is busy. See docs/tracking-files.md.`;
+  return `Besides JSON, POST /v2/activities takes a GPX 1.1 (or 1.0), TCX v2 or FIT file, at most ACTIVITY_FILE_LIMIT (${limit} bytes): as the raw body with its media type (${FILE_TYPES.join(', ')}; the bytes decide the format), with the optional fields in the query string, or as multipart/form-data with the file in a part named \`file\` and the fields as form fields. Fields: \`sport\` (IRI or id; wins over the file's, default /v2/sports/${DEFAULT_IMPORT_SPORT_ID}), \`name\` (replaces the file's), \`comment\`, \`userDevice\` (one of your devices: the activity is not manual), \`connector\` (default /v2/connectors/3, file-import). The file is read in a worker thread (at most IMPORT_TIMEOUT_S). Answers 201 with the activity, and the headers Import-Format, Import-Sport-Source (caller, file or fallback) and Import-Warnings (a JSON array of what was skipped). Refusals: 409 the same file, or an activity with the same start and duration, is already stored (see \`duplicates\`), 413 over the limit, 415 not a GPX, TCX or FIT file, 422 unsafe (DOCTYPE/ENTITY), malformed (cut short, bad CRC), without an activity, or more than an activity may hold (${ACTIVITY_LIMITS.maxSamples} samples, ${ACTIVITY_LIMITS.maxTrackPoints} track points, ${ACTIVITY_LIMITS.maxSeconds} s from start to end; the message names the limit), 503 when every import thread is busy. See docs/tracking-files.md.`;
 }
 
 /** `/activities/{id}.gpx` and `.tcx`: the export whatever Accept says. */

@@ -1,5 +1,6 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
+import { pacedStream } from '../../shared/runtime/paced-stream.ts';
 import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
 import { DUPLICATE_POLICIES } from '../../shared/tracking/activities/duplicates.ts';
@@ -119,8 +120,9 @@ export const activityView: HydraView<ActivityRow, typeof activitySchema> = {
 
 /**
  * One activity with its `datastream` and `locations`: JSON-LD (`@context`, `@id`, `@type` first)
- * or API Platform's plain JSON, as a stream of chunks written from the columns while it is sent
- * (a 24-hour activity is about 13 MB: other requests run between its chunks).
+ * or API Platform's plain JSON, as a stream of chunks written from the columns while it is sent,
+ * one chunk per turn of the event loop (the largest activity is about 25 MB: other requests run
+ * between its chunks).
  */
 export function activityDocument(found: { row: ActivityRow; content: ActivityContent }, jsonLd: boolean): Readable {
   const view = activityView;
@@ -132,7 +134,7 @@ export function activityDocument(found: { row: ActivityRow; content: ActivityCon
         ...activityFields(found.row),
       }
     : activityFields(found.row);
-  return Readable.from(jsonWithStreamsChunks(head, found.content), { objectMode: false });
+  return pacedStream(jsonWithStreamsChunks(head, found.content));
 }
 
 const L = ACTIVITY_LIMITS;

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { pacedStream } from '../../shared/runtime/paced-stream.ts';
+import { jsonWithColumnsChunks } from '../../shared/tracking/activities/json.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import { RESOLUTIONS, type Resolution } from '../../shared/tracking/streams/downsample.ts';
 import { type ActivityStreams, readActivityStreams } from '../../shared/tracking/streams/read.ts';
@@ -36,15 +38,20 @@ const streamsSchema = z
       "An activity's datastream channels at a resolution, as columns: GET /v2/activities/{id}/streams?datatypes[]=1&resolution=low",
   });
 
+/** The members before the columns. */
+const streamsHead = (s: ActivityStreams) => ({
+  activity: iri('activities', s.activityId),
+  resolution: s.resolution,
+  originalSize: s.originalSize,
+  size: s.elapsed.length,
+});
+
 const streamsView: HydraView<ActivityStreams, typeof streamsSchema> = {
   type: 'ActivityStreams',
   path: `${TRACKING_PREFIX}${ACTIVITIES_PATH}`,
   id: (s) => `${s.activityId}/streams`,
   fields: (s) => ({
-    activity: iri('activities', s.activityId),
-    resolution: s.resolution,
-    originalSize: s.originalSize,
-    size: s.elapsed.length,
+    ...streamsHead(s),
     elapsed: Array.from(s.elapsed),
     values: Object.fromEntries([...s.channels].map(([d, values]) => [String(d), Array.from(values)])),
   }),
@@ -60,22 +67,25 @@ const streamsQuery = z.object({
     }),
 });
 
-/** The document as JSON-LD (`@context`, `@id`, `@type` first) or plain JSON; NaN is written null. */
+/**
+ * The document as JSON-LD (`@context`, `@id`, `@type` first) or plain JSON; NaN is written null.
+ * The columns are written from their typed arrays while they are sent, paced between turns of the
+ * event loop (every sample of the largest activity is several MB).
+ */
 const streamsDocument = (jsonLd: boolean) => (result: unknown) => {
   // What the handler below returns (an action's representations are untyped).
   const s = result as ActivityStreams;
-  const fields = streamsView.fields(s);
+  const fields = streamsHead(s);
   const id = `${iri('activities', s.activityId)}/streams`;
-  return JSON.stringify(
-    jsonLd
-      ? {
-          '@context': `${TRACKING_PREFIX}/contexts/${streamsView.type}`,
-          '@id': id,
-          '@type': 'ActivityStreams',
-          ...fields,
-        }
-      : fields,
-  );
+  const head = jsonLd
+    ? {
+        '@context': `${TRACKING_PREFIX}/contexts/${streamsView.type}`,
+        '@id': id,
+        '@type': 'ActivityStreams',
+        ...fields,
+      }
+    : fields;
+  return pacedStream(jsonWithColumnsChunks(head, { elapsed: s.elapsed, values: s.channels }));
 };
 
 export function activityStreamsResource(router: ApiRouter, app: AppContext): void {

@@ -1,6 +1,8 @@
+import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { DomainError } from '../../shared/errors.ts';
+import { pacedStream, pauses } from '../../shared/runtime/paced-stream.ts';
 import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import {
   type SharedActivityContent,
@@ -10,7 +12,7 @@ import {
 } from '../../shared/tracking/shares/store.ts';
 import type { AppContext } from '../context.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { SHARE_PAGE_CSP, sharePageHtml } from './share-page.ts';
+import { SHARE_PAGE_CSP, type SharePageInput, sharePageSteps } from './share-page.ts';
 
 /** Where a share's page opens in a browser: the link its owner sends (the token is the secret). */
 export const shareLinkPath = (token: string) => `${TRACKING_PREFIX}/share_activities/${token}/page`;
@@ -25,19 +27,21 @@ function privateLinkHeaders(ctx: Context): void {
   ctx.set('X-Robots-Tag', 'noindex');
 }
 
+/** The page written in slices, one per turn of the event loop (a long track takes a while to draw). */
+function* sharePageChunks(input: SharePageInput): Generator<string> {
+  yield yield* pauses(sharePageSteps(input));
+}
+
 /** Answers the share page of a share (its activity's track, summary and charts). */
-export async function sendSharePage(app: AppContext, ctx: Context, found: SharedActivityContent): Promise<string> {
+export async function sendSharePage(app: AppContext, ctx: Context, found: SharedActivityContent): Promise<Readable> {
   const { row, content } = found;
   ctx.set('Content-Security-Policy', SHARE_PAGE_CSP);
   privateLinkHeaders(ctx);
   ctx.type = 'text/html; charset=utf-8';
-  return sharePageHtml({
-    name: row.name,
-    startdate: row.startdate,
-    duration: row.duration,
-    content,
-    ...(await sharePageFacts(app.db, row, content)),
-  });
+  const facts = await sharePageFacts(app.db, row, content);
+  return pacedStream(
+    sharePageChunks({ name: row.name, startdate: row.startdate, duration: row.duration, content, ...facts }),
+  );
 }
 
 /** What a person who follows a revoked or mistyped link reads: a page, not an API error. */

@@ -1,12 +1,18 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { runSteps } from '../../shared/runtime/paced-stream.ts';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
 import { DATATYPE } from '../../shared/tracking/activities/data.ts';
-import { type ChartSeries, MIN_PACE_SPEED_KMH, shareCharts } from '../../shared/tracking/shares/charts.ts';
+import {
+  type ChartSeries,
+  MIN_PACE_SPEED_KMH,
+  type ShareCharts,
+  shareChartsSteps,
+} from '../../shared/tracking/shares/charts.ts';
 import type { SharePageFacts, SummaryLine } from '../../shared/tracking/shares/store.ts';
 import { placeholderSvg } from '../../shared/tracking/thumbnail/placeholder.ts';
-import { trackSvg } from '../../shared/tracking/thumbnail/track-svg.ts';
+import { trackSvgSteps } from '../../shared/tracking/thumbnail/track-svg.ts';
 import { escapeHtml } from '../accounts/html.ts';
 
 /** What the share page shows: the activity, and its sport and summary as the referentials name them. */
@@ -194,7 +200,7 @@ function scriptJson(value: unknown): string {
     .replaceAll('\u2029', '\\u2029');
 }
 
-function chartSection(specs: ChartSpec[], charts: ReturnType<typeof shareCharts>): string {
+function chartSection(specs: ChartSpec[], charts: ShareCharts): string {
   return specs
     .map(({ key, title, unit }) => {
       const heading = `<h3 id="title-${key}">${title} (${unit})</h3>`;
@@ -213,14 +219,17 @@ function chartSection(specs: ChartSpec[], charts: ReturnType<typeof shareCharts>
  * policy is also in a meta element, so it still holds when an app relays the page without our
  * headers.
  */
-export function sharePageHtml(input: SharePageInput): string {
+export const sharePageHtml = (input: SharePageInput): string => runSteps(sharePageSteps(input));
+
+/** `sharePageHtml`, yielding between slices of its work on the streams (shared/runtime/paced-stream.ts). */
+export function* sharePageSteps(input: SharePageInput): Generator<void, string> {
   const title = input.name?.trim() || `${input.sportName} activity`;
   const hasTrack = input.content.track.elapsed.length > 0;
   const map = hasTrack
-    ? `${trackSvg(input.content.track, { width: 960, height: 540 })}<figcaption>Start in green, finish in red.</figcaption>`
+    ? `${yield* trackSvgSteps(input.content.track, { width: 960, height: 540 })}<figcaption>Start in green, finish in red.</figcaption>`
     : `${placeholderSvg(input.sportFamily, 960, 360)}<figcaption>No GPS track was recorded for this activity.</figcaption>`;
   const specs = chartsFor(input.pace);
-  const charts = shareCharts(input.content, undefined, { pace: input.pace });
+  const charts = yield* shareChartsSteps(input.content, undefined, { pace: input.pace });
   const data = {
     charts: specs.flatMap(({ key, title, unit, color }) => {
       const series: ChartSeries | null = charts[key];

@@ -1,7 +1,9 @@
+import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { pacedStream } from '../../shared/runtime/paced-stream.ts';
 import { activityFields } from '../../shared/tracking/activities/fields.ts';
-import { jsonWithStreams } from '../../shared/tracking/activities/json.ts';
+import { jsonWithStreamsChunks } from '../../shared/tracking/activities/json.ts';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import {
@@ -88,20 +90,19 @@ const shareViewOf = (publicUrl: string): HydraView<SharedActivity, typeof shareS
 });
 
 /**
- * One share with its whole activity, streams included, as JSON bytes: the share's members, then
- * `activity`, whose document is written by the activities' writer (streams straight from their
- * columns, no object per sample).
+ * One share with its whole activity, streams included, as JSON sent while it is written: the
+ * share's members, then `activity`, whose document is written by the activities' writer (streams
+ * straight from their columns, no object per sample), one chunk per turn of the event loop.
  */
 function shareDocument(
   found: SharedActivityContent,
   jsonLd: boolean,
   shareView: HydraView<SharedActivity, typeof shareSchema>,
   publicUrl: string,
-): Buffer {
+): Readable {
   const activityHead = jsonLd
     ? { '@id': iri('activities', found.row.id), '@type': 'Activity', ...activityFields(found.row) }
     : activityFields(found.row);
-  const activity = jsonWithStreams(activityHead, found.content);
   const head = {
     ...(jsonLd
       ? {
@@ -113,7 +114,12 @@ function shareDocument(
     ...shareFields(found, publicUrl),
   };
   const text = JSON.stringify(head);
-  return Buffer.concat([Buffer.from(`${text.slice(0, -1)},"activity":`), activity, Buffer.from('}')]);
+  function* chunks() {
+    yield `${text.slice(0, -1)},"activity":`;
+    yield* jsonWithStreamsChunks(activityHead, found.content);
+    yield '}';
+  }
+  return pacedStream(chunks());
 }
 
 /** ld+json (default), plain JSON, or the public HTML page of the activity. */

@@ -1,6 +1,6 @@
 import type { FieldError } from '../../errors.ts';
 import { invalid } from '../../errors.ts';
-import type { Datastream, Track } from './data.ts';
+import type { ActivityContent, Datastream, Track } from './data.ts';
 import { emptyDatastream, emptyTrack } from './data.ts';
 
 /**
@@ -11,6 +11,13 @@ import { emptyDatastream, emptyTrack } from './data.ts';
 export const ACTIVITY_LIMITS = {
   /** Seven days, in seconds: the longest `duration` and the largest elapsed second of a sample. */
   maxSeconds: 7 * 24 * 3600,
+  /**
+   * Datastream samples: 48 hours at 1 Hz (a 100-mile or 24-hour race with room to spare). A longer
+   * activity records less often (smart recording); a week at 1 Hz is a log, not an activity.
+   */
+  maxSamples: 172_800,
+  /** GPS points of the track, bounded as the samples are. */
+  maxTrackPoints: 172_800,
   /**
    * Samples × datatypes of a datastream (each channel is dense, one value per sample): a 24-hour
    * activity at 1 Hz may carry 46 datatypes. Bounds the memory one request can take.
@@ -25,6 +32,39 @@ export const ACTIVITY_LIMITS = {
   maxImages: 20,
   urlLength: 2048,
 } as const;
+
+const thousands = (n: number) => n.toLocaleString('en');
+
+/** The refusal of a datastream of `n` samples, naming the limit. */
+export const tooManySamples = (n: number) =>
+  `has ${thousands(n)} samples; an activity holds at most ${thousands(ACTIVITY_LIMITS.maxSamples)} (ACTIVITY_LIMITS.maxSamples: 48 hours at 1 Hz; record less often for longer)`;
+
+/** The refusal of a track of `n` points, naming the limit. */
+export const tooManyPoints = (n: number) =>
+  `has ${thousands(n)} points; an activity's track holds at most ${thousands(ACTIVITY_LIMITS.maxTrackPoints)} (ACTIVITY_LIMITS.maxTrackPoints: 48 hours at 1 Hz; record less often for longer)`;
+
+/**
+ * What an activity's content may hold, whoever writes it (a JSON create, a file import): at most
+ * maxSamples samples, maxTrackPoints GPS points and maxSeconds from its start to its end or its
+ * last sample. Each problem names its member and the limit.
+ */
+export function contentLimitProblems(
+  content: Pick<ActivityContent, 'duration' | 'datastream' | 'track'>,
+): FieldError[] {
+  const L = ACTIVITY_LIMITS;
+  const problems: FieldError[] = [];
+  const samples = content.datastream.elapsed.length;
+  const points = content.track.elapsed.length;
+  const last = Math.max(content.duration, content.datastream.elapsed.at(-1) ?? 0, content.track.elapsed.at(-1) ?? 0);
+  if (last > L.maxSeconds)
+    problems.push({
+      path: 'body.duration',
+      message: `spans ${thousands(last)} s; an activity lasts at most ${thousands(L.maxSeconds)} s (ACTIVITY_LIMITS.maxSeconds: 7 days)`,
+    });
+  if (samples > L.maxSamples) problems.push({ path: 'body.datastream', message: tooManySamples(samples) });
+  if (points > L.maxTrackPoints) problems.push({ path: 'body.locations', message: tooManyPoints(points) });
+  return problems;
+}
 
 /** At most this many problems are reported: a 100,000-sample stream of bad values is not echoed back. */
 const MAX_REPORTED = 20;
@@ -89,6 +129,7 @@ export function datastreamFromJson(
   // ascending numeric order, once each: the columns are sorted without sorting.
   const keys = Object.keys(json);
   const n = keys.length;
+  if (n > ACTIVITY_LIMITS.maxSamples) throw invalid([{ path, message: tooManySamples(n) }]);
   const elapsed = new Int32Array(n);
   const channels = new Map<number, Float64Array>();
   const column = (name: string): Float64Array | undefined => {
@@ -150,6 +191,7 @@ export function trackFromJson(json: Record<string, unknown> | null | undefined, 
   const problems = new Problems();
   const keys = Object.keys(json); // ascending, as in datastreamFromJson
   const n = keys.length;
+  if (n > ACTIVITY_LIMITS.maxTrackPoints) throw invalid([{ path, message: tooManyPoints(n) }]);
   const track: Track = {
     elapsed: new Int32Array(n),
     latitude: new Float64Array(n),

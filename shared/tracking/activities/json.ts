@@ -242,19 +242,20 @@ function writePoints(w: JsonWriter, track: Track, from: number, to: number): voi
   }
 }
 
-/** Samples or points written between two looks for full chunks. */
-const BATCH = 2048;
+/** Samples or points written between two looks for full chunks: a slice of work short enough to keep the loop free. */
+const BATCH = 1024;
 
 /**
  * A JSON object, in chunks of about `chunkBytes`: `head`'s members (JSON.stringify), then
  * `datastream` and `locations` written from the columns, without building an object per sample.
- * Lazily: a chunk is written when the consumer asks for it, so a response stream sends an activity
- * of 24 hours while writing it and other requests run between chunks.
+ * Lazily: a chunk is written when the consumer asks for it, so a paced response stream
+ * (shared/runtime/paced-stream.ts) sends the largest activity while writing it, and other
+ * requests run between chunks.
  */
 export function* jsonWithStreamsChunks(
   head: Record<string, unknown>,
   streams: { datastream: Datastream; track: Track },
-  chunkBytes = 1 << 20,
+  chunkBytes = 64 * 1024,
 ): Generator<Buffer> {
   const w = new JsonWriter(chunkBytes, { chunked: true });
   const headText = JSON.stringify(head);
@@ -295,4 +296,55 @@ export function jsonWithStreams(
   writePoints(w, streams.track, 0, n);
   w.ascii('}}');
   return w.result();
+}
+
+/** Values `from` to `to` (excluded) of a JSON array of numbers, NaN written null. */
+function writeValues(w: JsonWriter, values: ArrayLike<number>, from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    w.ensure(NUMBER_BYTES + 1);
+    if (i > 0) w.byte(COMMA);
+    const v = values[i] as number;
+    if (Number.isNaN(v)) w.ascii('null');
+    else w.number(v);
+  }
+}
+
+/**
+ * A JSON object, in chunks as `jsonWithStreamsChunks` writes them: `head`'s members, then
+ * `columns` as arrays of numbers (NaN written null), each written from its typed array.
+ */
+export function* jsonWithColumnsChunks(
+  head: Record<string, unknown>,
+  columns: { elapsed: Int32Array; values: Map<number, Float64Array> },
+  chunkBytes = 64 * 1024,
+): Generator<Buffer> {
+  const w = new JsonWriter(chunkBytes, { chunked: true });
+  const headText = JSON.stringify(head);
+  w.text(headText.slice(0, -1));
+  function* array(values: ArrayLike<number>) {
+    w.ensure(1);
+    w.byte(0x5b); // [
+    for (let from = 0; from < values.length; from += BATCH) {
+      writeValues(w, values, from, Math.min(values.length, from + BATCH));
+      yield* w.drain();
+    }
+    w.ensure(1);
+    w.byte(0x5d); // ]
+  }
+  w.ensure(32);
+  w.ascii(headText.length > 2 ? ',"elapsed":' : '"elapsed":');
+  yield* array(columns.elapsed);
+  w.ensure(16);
+  w.ascii(',"values":{');
+  let first = true;
+  for (const [id, values] of columns.values) {
+    w.ensure(32);
+    w.ascii(`${first ? '' : ','}"${id}":`);
+    first = false;
+    yield* array(values);
+  }
+  w.ensure(2);
+  w.ascii('}}');
+  yield* w.drain();
+  yield w.result();
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Selectable, sql } from 'kysely';
 import { copyBinaryRows, literal } from '../../db/copy-binary.ts';
 import { type Db, poolOf } from '../../db/database.ts';
@@ -18,6 +19,7 @@ import {
   trackFromWkb,
   trackToEwkb,
 } from './binary.ts';
+import { contentLimitProblems } from './content.ts';
 import type { ActivityContent, Datastream } from './data.ts';
 import { emptyDatastream, emptyTrack } from './data.ts';
 import { deriveActivityFields } from './derived.ts';
@@ -123,6 +125,8 @@ function inputProblems(callerId: string, input: ActivityInput): FieldError[] {
     errors.push({ path: 'body.userDevice', message: 'is required when the activity is not manual' });
   if (input.reportedDevice && input.location?.manual === true)
     errors.push({ path: 'body.location.manual', message: 'must be false when location.device names a device' });
+  // Checked by each reader already; here too, so that no writer stores more than an activity may hold.
+  errors.push(...contentLimitProblems(input.content));
   return errors;
 }
 
@@ -281,6 +285,9 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
   throw conflictError('The activity collided with others being deleted at the same time: send it again');
 }
 
+/** A stream row above this size is decoded in a turn of the event loop of its own. */
+const LARGE_STREAM_BYTES = 256 * 1024;
+
 /** Tags of the streams query's rows: a datatype id (≥ 1) for a channel, else one of these. */
 const TRACK_ROW = -1;
 const ELAPSED_ROW = -2;
@@ -324,6 +331,8 @@ export async function readActivityContent(
   let track = emptyTrack();
   for (const [tagBytes, bytes] of streams) {
     if (!tagBytes || !bytes) continue;
+    // Decoding a long track or channel takes a while: other requests run between two.
+    if (bytes.length > LARGE_STREAM_BYTES) await nextTurn();
     const tag = tagBytes.readInt32BE(0);
     if (tag === TRACK_ROW) track = trackFromWkb(bytes);
     else if (tag === ELAPSED_ROW) datastream.elapsed = int4ArrayFromBinary(bytes);

@@ -88,6 +88,8 @@ function scanDatastream(s: Scanner): Datastream {
     if (t <= previous || t > ACTIVITY_LIMITS.maxSeconds) throw GIVE_UP;
     previous = t;
     const i = elapsed.length;
+    // Past the limit, the generic path names it.
+    if (i >= ACTIVITY_LIMITS.maxSamples) throw GIVE_UP;
     elapsed.push(t);
     s.expect(OPEN_BRACE);
     s.skipSpace();
@@ -137,6 +139,7 @@ function scanTrack(s: Scanner): Track {
       if (t <= previous || t > ACTIVITY_LIMITS.maxSeconds) throw GIVE_UP;
       previous = t;
       const i = elapsed.length;
+      if (i >= ACTIVITY_LIMITS.maxTrackPoints) throw GIVE_UP;
       elapsed.push(t);
       let seen = 0; // bits: latitude, longitude, elevation
       s.expect(OPEN_BRACE);

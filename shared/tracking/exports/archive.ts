@@ -50,9 +50,9 @@ export function gpxEntryName(row: Pick<ActivityRow, 'id' | 'startdate'>): string
   return `gpx/${activityEntryBase(row)}.gpx`;
 }
 
-/** Bytes, not strings: yazl pipes the stream into byte transforms. */
+/** Bytes, not strings: yazl pipes the stream into byte transforms. Pauses (empty chunks) are dropped. */
 export function* utf8(chunks: Iterable<string>): Generator<Buffer> {
-  for (const chunk of chunks) yield Buffer.from(chunk, 'utf8');
+  for (const chunk of chunks) if (chunk) yield Buffer.from(chunk, 'utf8');
 }
 
 /** Writes with back-pressure: waits for `drain` when the stream's buffer is full. */

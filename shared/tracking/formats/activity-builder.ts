@@ -62,7 +62,7 @@ export class PointCollector {
       return;
     }
     if (this.times.length >= IMPORT_LIMITS.maxSamples * 4) {
-      throw new ImportError('too-large', `the file has more than ${IMPORT_LIMITS.maxSamples * 4} timed points`);
+      throw new ImportError('over-limit', `the file has more than ${IMPORT_LIMITS.maxSamples * 4} timed points`);
     }
     this.times.push(time);
     for (const f of FIELDS) this.columns[f].push(values[f] ?? Number.NaN);
@@ -142,8 +142,8 @@ export function buildActivity(points: PointCollector, input: BuildInput): BuiltA
   const n = secs.length;
   if (n > IMPORT_LIMITS.maxSamples) {
     throw new ImportError(
-      'too-large',
-      `the file holds ${n} distinct seconds of data; an activity holds at most ${IMPORT_LIMITS.maxSamples}`,
+      'over-limit',
+      `the file holds ${n} distinct seconds of data; an activity holds at most ${IMPORT_LIMITS.maxSamples} samples (ACTIVITY_LIMITS.maxSamples: 48 hours at 1 Hz)`,
     );
   }
   if (n === 1 && points.size > 1) {
@@ -201,7 +201,7 @@ export function buildActivity(points: PointCollector, input: BuildInput): BuiltA
   const lastElapsed = n ? (elapsed[n - 1] as number) : 0;
   if (lastElapsed > IMPORT_LIMITS.maxDurationSeconds) {
     throw new ImportError(
-      'too-large',
+      'over-limit',
       `the recording spans ${lastElapsed} s, more than the ${IMPORT_LIMITS.maxDurationSeconds} s (7 days) an activity may last`,
     );
   }

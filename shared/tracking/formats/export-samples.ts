@@ -1,3 +1,4 @@
+import { runSteps } from '../../runtime/paced-stream.ts';
 import { type ActivityContent, DATATYPE } from '../activities/data.ts';
 import { isLapMarker } from '../activities/laps.ts';
 import { PLAUSIBLE } from './limits.ts';
@@ -40,11 +41,19 @@ function lookup(elapsed: Int32Array, values: Float64Array | undefined) {
 
 const within = (v: number, min: number, max: number) => (v >= min && v <= max ? v : Number.NaN);
 
+/** Samples between two pauses of the step generators below (a few milliseconds of work). */
+const SLICE = 2048;
+const pauseAt = (i: number) => i % SLICE === SLICE - 1;
+
 /**
  * `located`: only the track's seconds (GPX, whose points need a position); otherwise every
  * second of the datastream and the track (TCX).
  */
-export function exportSamples(content: ActivityContent, located: boolean): ExportSamples {
+export const exportSamples = (content: ActivityContent, located: boolean): ExportSamples =>
+  runSteps(exportSampleSteps(content, located));
+
+/** `exportSamples` in slices: it yields between them, so a writer can let other work run (paced-stream.ts). */
+export function* exportSampleSteps(content: ActivityContent, located: boolean): Generator<void, ExportSamples> {
   const { datastream, track } = content;
   const seconds = located ? track.elapsed : union(datastream.elapsed, track.elapsed);
   const n = seconds.length;
@@ -92,12 +101,16 @@ export function exportSamples(content: ActivityContent, located: boolean): Expor
     out.power[i] = within(Math.round(at.power(s)), PLAUSIBLE.power.min, PLAUSIBLE.power.max);
     out.speed[i] = within(quantize(at.speed(s) / 3600, DIGITS.speed), PLAUSIBLE.speed.min, PLAUSIBLE.speed.max);
     out.distance[i] = at.distance(s);
+    if (pauseAt(i)) yield;
   }
   markLaps(out, datastream);
-  keepPlausibleDistances(out);
+  yield* keepPlausibleDistances(out);
   if (out.distance.every(Number.isNaN)) {
-    measureDistance(out);
-    for (let i = 0; i < n; i++) out.distance[i] = quantize(out.distance[i] as number, DIGITS.distance);
+    yield* measureDistance(out);
+    for (let i = 0; i < n; i++) {
+      out.distance[i] = quantize(out.distance[i] as number, DIGITS.distance);
+      if (pauseAt(i)) yield;
+    }
   }
   return out;
 }
@@ -123,7 +136,7 @@ function markLaps(out: ExportSamples, datastream: ActivityContent['datastream'])
  * The distances an importer keeps (activity-builder.ts): cumulative, within bounds, and not all
  * dropped for an average speed beyond plausible.
  */
-function keepPlausibleDistances(out: ExportSamples): void {
+function* keepPlausibleDistances(out: ExportSamples): Generator<void> {
   let last = Number.NEGATIVE_INFINITY;
   let first = -1;
   let final = -1;
@@ -134,6 +147,7 @@ function keepPlausibleDistances(out: ExportSamples): void {
       PLAUSIBLE.distance.max,
     );
     out.distance[i] = d;
+    if (pauseAt(i)) yield;
     if (Number.isNaN(d)) continue;
     last = d;
     if (first < 0) first = i;
@@ -150,16 +164,18 @@ function keepPlausibleDistances(out: ExportSamples): void {
  * Without a distance stream, the distance an importer measures along the track: from the
  * positions as written, so that measuring the re-imported track gives the same figures.
  */
-function measureDistance(out: ExportSamples): void {
+function* measureDistance(out: ExportSamples): Generator<void> {
   const located: number[] = [];
   for (let i = 0; i < out.elapsed.length; i++) if (!Number.isNaN(out.latitude[i] as number)) located.push(i);
   if (located.length < 2) return;
+  yield;
   const cumulative = cumulativeDistance({
     elapsed: Int32Array.from(located, (i) => out.elapsed[i] as number),
     latitude: Float64Array.from(located, (i) => out.latitude[i] as number),
     longitude: Float64Array.from(located, (i) => out.longitude[i] as number),
     elevation: new Float64Array(located.length),
   });
+  yield;
   for (const [k, i] of located.entries()) out.distance[i] = cumulative[k] as number;
 }
 

@@ -1,6 +1,7 @@
+import { pauses } from '../../runtime/paced-stream.ts';
 import type { ActivityContent } from '../activities/data.ts';
 import { cleanName } from './activity-builder.ts';
-import { DIGITS, type ExportSamples, exportSamples } from './export-samples.ts';
+import { DIGITS, type ExportSamples, exportSampleSteps } from './export-samples.ts';
 import { gpxTypeOf } from './file-sports.ts';
 import { CHUNK_CHARS, escapeXml, fixed, isoSecond, joinChunks } from './xml-output.ts';
 
@@ -27,7 +28,7 @@ const HEADER =
   ' http://www.garmin.com/xmlschemas/PowerExtension/v1 http://www.garmin.com/xmlschemas/PowerExtensionv1.xsd">\n';
 
 export function* gpxChunks(content: ActivityContent): Generator<string> {
-  const s = exportSamples(content, true);
+  const s = yield* pauses(exportSampleSteps(content, true));
   const start = Math.round(content.startdate.getTime() / 1000) * 1000;
   const name = cleanName(content.name ?? undefined);
   const nameTag = name === null ? '' : `<name>${escapeXml(name)}</name>`;

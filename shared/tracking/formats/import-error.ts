@@ -2,13 +2,16 @@ import { DomainError } from '../../errors.ts';
 
 /**
  * Why a file was refused, for the HTTP layer's status: `too-large` is 413, `unsupported-format`
- * 415, every other code 422 (the file is readable as a request but breaks a rule).
+ * 415, every other code 422 (the file is readable as a request but breaks a rule, `over-limit`
+ * one of what an activity may hold).
  */
 export type ImportErrorCode =
   /** Not a GPX, TCX or FIT file. */
   | 'unsupported-format'
-  /** Over a size or count limit (limits.ts). */
+  /** Over a limit of the reading itself (bytes, time, memory: limits.ts, pool.ts). */
   | 'too-large'
+  /** More than an activity may hold (samples, track points, span: ACTIVITY_LIMITS); the message names the limit. */
+  | 'over-limit'
   /** A construct refused for safety (DOCTYPE, entities). */
   | 'unsafe'
   /** Not well-formed XML, or a FIT file that is truncated or fails its CRC. */

@@ -10,8 +10,8 @@ export const IMPORT_LIMITS = {
   maxXmlBytes: 64 * 1024 * 1024,
   /** FIT: a 24-hour recording at 1 Hz is about 3 to 4 MB. */
   maxFitBytes: 16 * 1024 * 1024,
-  /** Distinct seconds kept (a week at 1 Hz is 604,800). */
-  maxSamples: 1_000_000,
+  /** Distinct seconds kept: what an activity holds (ACTIVITY_LIMITS.maxSamples, 48 hours at 1 Hz). */
+  maxSamples: ACTIVITY_LIMITS.maxSamples,
   /** From the first to the last second: the span any activity may have (seven days), one limit for files and JSON. */
   maxDurationSeconds: ACTIVITY_LIMITS.maxSeconds,
   /** Longer names are cut (at a character boundary). */

@@ -1,7 +1,8 @@
+import { pauses } from '../../runtime/paced-stream.ts';
 import { type ActivityContent, DATATYPE } from '../activities/data.ts';
 import { type LapRange as Lap, lapRanges } from '../activities/laps.ts';
 import { cleanName } from './activity-builder.ts';
-import { DIGITS, type ExportSamples, exportSamples } from './export-samples.ts';
+import { DIGITS, type ExportSamples, exportSampleSteps } from './export-samples.ts';
 import { tcxSportOf } from './file-sports.ts';
 import { PLAUSIBLE } from './limits.ts';
 import { CHUNK_CHARS, escapeXml, fixed, isoSecond, joinChunks } from './xml-output.ts';
@@ -132,7 +133,7 @@ function trackpoint(s: ExportSamples, i: number, start: number): string {
 }
 
 export function* tcxChunks(content: ActivityContent): Generator<string> {
-  const s = exportSamples(content, false);
+  const s = yield* pauses(exportSampleSteps(content, false));
   const start = Math.round(content.startdate.getTime() / 1000) * 1000;
   const laps = lapsOf(s, content.duration);
   const weights = laps.map((l) => l.end - l.start);

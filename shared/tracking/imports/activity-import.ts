@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { ACTIVITY_LIMITS } from '../activities/content.ts';
+import { ACTIVITY_LIMITS, contentLimitProblems } from '../activities/content.ts';
 import type { ActivityContent } from '../activities/data.ts';
 import { type DuplicatePolicy, fileSha256 } from '../activities/duplicates.ts';
 import { type ActivityRow, createActivity } from '../activities/store.ts';
@@ -42,22 +42,18 @@ export interface ImportedActivityRow {
 }
 
 /**
- * Why a file's content cannot be stored as one activity, if so: an activity spans at most
- * ACTIVITY_LIMITS.maxSeconds (the importers stop at the same span, but a declared duration may
- * reach further), and its datastream is bounded in cells as a JSON create is.
+ * Why a file's content cannot be stored as one activity, if so: more than an activity may hold
+ * (activities/content.ts; the importers stop at the same limits, but a declared duration may
+ * reach further), or a datastream beyond its cells, as a JSON create is bounded.
  */
 export function storageProblem(content: ActivityContent): ImportError | undefined {
   const L = ACTIVITY_LIMITS;
-  const last = Math.max(content.duration, content.datastream.elapsed.at(-1) ?? 0, content.track.elapsed.at(-1) ?? 0);
-  if (last > L.maxSeconds)
-    return new ImportError(
-      'too-large',
-      `the recording spans ${last} s, more than the ${L.maxSeconds} s (7 days) an activity may last`,
-    );
+  const [over] = contentLimitProblems(content);
+  if (over) return new ImportError('over-limit', `the recording ${over.message}`);
   const cells = (content.datastream.channels.size + 1) * content.datastream.elapsed.length;
   if (cells > L.maxDatastreamCells)
     return new ImportError(
-      'too-large',
+      'over-limit',
       `the recording has ${content.datastream.elapsed.length} samples × ${content.datastream.channels.size} datatypes, more than the ${L.maxDatastreamCells} values an activity may hold`,
     );
   return undefined;

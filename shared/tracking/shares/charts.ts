@@ -1,3 +1,4 @@
+import { runSteps } from '../../runtime/paced-stream.ts';
 import { type ActivityContent, DATATYPE, type Datastream, type Track } from '../activities/data.ts';
 
 /** One chart of the share page: values over elapsed seconds, null where there is no value. */
@@ -5,6 +6,18 @@ export interface ChartSeries {
   elapsed: number[];
   values: (number | null)[];
 }
+
+/**
+ * Values over elapsed seconds as the passes over a whole stream hold them, before `downsample`:
+ * typed arrays, NaN (or null) where there is no value, so a day of samples is a few arrays rather
+ * than one object per value for the collector to move.
+ */
+export interface Samples {
+  elapsed: ArrayLike<number>;
+  values: ArrayLike<number | null>;
+}
+
+const hasValue = (v: number | null | undefined): v is number => v !== null && v !== undefined && !Number.isNaN(v);
 
 export interface ShareCharts {
   /** km/h. */
@@ -40,23 +53,36 @@ const DEG = Math.PI / 180;
  * (speed over 10-second windows, the track's elevations); a chart without any value is null.
  * Long activities are averaged into at most `maxPoints` time buckets.
  */
-export function shareCharts(
+export const shareCharts = (
   content: ActivityContent,
   maxPoints = MAX_CHART_POINTS,
   options: { pace?: boolean } = {},
-): ShareCharts {
+): ShareCharts => runSteps(shareChartsSteps(content, maxPoints, options));
+
+/** `shareCharts`, yielding between its passes over the streams (paced-stream.ts). */
+export function* shareChartsSteps(
+  content: ActivityContent,
+  maxPoints = MAX_CHART_POINTS,
+  options: { pace?: boolean } = {},
+): Generator<void, ShareCharts> {
   const { datastream, track } = content;
-  const speedChannel = channel(datastream, DATATYPE.SPEED_CURRENT, 1 / 1000);
-  const speed = speedChannel ?? trackSpeed(track);
-  const heartRate = channel(datastream, DATATYPE.HR_CURRENT, 1);
+  const speedChannel = yield* channel(datastream, DATATYPE.SPEED_CURRENT, 1 / 1000);
+  const speed = speedChannel ?? (yield* trackSpeed(track));
+  const speedChart = speed && downsample(speed, maxPoints, 1);
+  yield;
+  // Buckets average the speed, then invert it: over equal times that is distance over time.
+  const pace = options.pace && speed ? paceOf(downsample(speed, maxPoints, 3)) : null;
+  yield;
+  const heartRate = yield* channel(datastream, DATATYPE.HR_CURRENT, 1);
+  const heartRateChart = heartRate && downsample(heartRate, maxPoints, 0);
+  yield;
   const elevation =
-    channel(datastream, DATATYPE.ELEVATION_CURRENT, 1) ??
-    nonEmpty({ elapsed: Array.from(track.elapsed), values: Array.from(track.elevation, finiteOrNull) });
+    (yield* channel(datastream, DATATYPE.ELEVATION_CURRENT, 1)) ?? (yield* series(track.elapsed, track.elevation, 1));
+  yield;
   return {
-    speed: speed && downsample(speed, maxPoints, 1),
-    // Buckets average the speed, then invert it: over equal times that is distance over time.
-    pace: options.pace && speed ? paceOf(downsample(speed, maxPoints, 3)) : null,
-    heartRate: heartRate && downsample(heartRate, maxPoints, 0),
+    speed: speedChart,
+    pace,
+    heartRate: heartRateChart,
     elevation: elevation && downsample(elevation, maxPoints, 1),
   };
 }
@@ -69,21 +95,28 @@ export function paceOf(speed: ChartSeries): ChartSeries | null {
   });
 }
 
-function finiteOrNull(v: number): number | null {
-  return Number.isFinite(v) ? v : null;
+function nonEmpty<S extends Samples>(series: S): S | null {
+  for (let i = 0; i < series.values.length; i++) if (hasValue(series.values[i])) return series;
+  return null;
 }
 
-function nonEmpty(series: ChartSeries): ChartSeries | null {
-  return series.values.some((v) => v !== null) ? series : null;
-}
+/** Points between two pauses of the passes below. */
+const SLICE = 16_384;
 
-function channel(datastream: Datastream, datatype: number, factor: number): ChartSeries | null {
+function* channel(datastream: Datastream, datatype: number, factor: number): Generator<void, Samples | null> {
   const values = datastream.channels.get(datatype);
-  if (!values) return null;
-  return nonEmpty({
-    elapsed: Array.from(datastream.elapsed),
-    values: Array.from(values, (v) => (Number.isFinite(v) ? v * factor : null)),
-  });
+  return values ? yield* series(datastream.elapsed, values, factor) : null;
+}
+
+/** Values times `factor` over their seconds, NaN where not finite; null when none is. */
+function* series(elapsed: Int32Array, values: Float64Array, factor: number): Generator<void, Samples | null> {
+  const out = new Float64Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number;
+    out[i] = Number.isFinite(v) ? v * factor : Number.NaN;
+    if (i % SLICE === SLICE - 1) yield;
+  }
+  return nonEmpty({ elapsed, values: out });
 }
 
 /** Great-circle distance in metres. */
@@ -95,7 +128,7 @@ export function haversine(lat1: number, lon1: number, lat2: number, lon2: number
 }
 
 /** km/h at each GPS point, over the window of points up to 10 s before it. */
-function trackSpeed(track: Track): ChartSeries | null {
+function* trackSpeed(track: Track): Generator<void, Samples | null> {
   const n = track.elapsed.length;
   if (n < 2) return null;
   const cumulative = new Float64Array(n);
@@ -107,18 +140,20 @@ function trackSpeed(track: Track): ChartSeries | null {
       track.longitude[i] as number,
     );
     cumulative[i] = (cumulative[i - 1] as number) + (Number.isFinite(d) ? d : 0);
+    if (i % SLICE === 0) yield;
   }
-  const elapsed: number[] = [];
-  const values: (number | null)[] = [];
+  yield;
+  const values = new Float64Array(n - 1);
   let from = 0;
   for (let i = 1; i < n; i++) {
     const t = track.elapsed[i] as number;
     while (from < i - 1 && t - (track.elapsed[from + 1] as number) >= SPEED_WINDOW_S) from++;
     const seconds = t - (track.elapsed[from] as number);
-    elapsed.push(t);
-    values.push(seconds > 0 ? (((cumulative[i] as number) - (cumulative[from] as number)) / seconds) * 3.6 : null);
+    values[i - 1] =
+      seconds > 0 ? (((cumulative[i] as number) - (cumulative[from] as number)) / seconds) * 3.6 : Number.NaN;
+    if (i % SLICE === 0) yield;
   }
-  return nonEmpty({ elapsed, values });
+  return nonEmpty({ elapsed: track.elapsed.subarray(1), values });
 }
 
 function round(value: number, decimals: number): number {
@@ -131,10 +166,13 @@ function round(value: number, decimals: number): number {
  * at the mean of its times (an empty bucket is skipped, a bucket of gaps is a null so the line
  * breaks there). Values are rounded to `decimals` to keep the page small.
  */
-export function downsample(series: ChartSeries, maxPoints: number, decimals: number): ChartSeries {
+export function downsample(series: Samples, maxPoints: number, decimals: number): ChartSeries {
   const n = series.elapsed.length;
   if (n <= maxPoints) {
-    return { elapsed: series.elapsed, values: series.values.map((v) => (v === null ? null : round(v, decimals))) };
+    return {
+      elapsed: Array.from(series.elapsed),
+      values: Array.from(series.values, (v) => (hasValue(v) ? round(v, decimals) : null)),
+    };
   }
   const first = series.elapsed[0] as number;
   const span = (series.elapsed[n - 1] as number) - first + 1;
@@ -151,7 +189,7 @@ export function downsample(series: ChartSeries, maxPoints: number, decimals: num
       times += series.elapsed[i] as number;
       count++;
       const v = series.values[i];
-      if (v !== null && v !== undefined) {
+      if (hasValue(v)) {
         sum += v;
         valued++;
       }

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { copyBinaryRows, literal } from '../../db/copy-binary.ts';
 import { type Db, poolOf } from '../../db/database.ts';
 import { invalid, notFoundError } from '../../errors.ts';
@@ -77,6 +78,9 @@ async function unknownDatatypes(db: Db, ids: readonly number[]): Promise<number[
   return ids.filter((id) => !known.has(id));
 }
 
+/** A stream row above this size is decoded in a turn of the event loop of its own. */
+const LARGE_STREAM_BYTES = 256 * 1024;
+
 /**
  * The caller's activity's channels at a resolution: every sample (`full`), or the positions
  * LTTB keeps for the requested channels (sharedPositions: the same elapsed seconds for each),
@@ -102,6 +106,8 @@ export async function readActivityStreams(
   const stored = new Map<number, Float64Array>();
   for (const [kindBytes, tagBytes, samplesBytes, bytes] of rows) {
     if (!kindBytes || !tagBytes || !samplesBytes) continue;
+    // Decoding a long channel takes a while: other requests run between two.
+    if (bytes && bytes.length > LARGE_STREAM_BYTES) await nextTurn();
     const kind = kindBytes.readInt32BE(0);
     const tag = tagBytes.readInt32BE(0);
     if (kind === KIND.owned) owned = true;
@@ -126,6 +132,9 @@ export async function readActivityStreams(
     channels.map(([, values]) => values),
     threshold,
   );
+  // Every sample kept (full): the columns as read, without a copy.
+  if (keep.length === elapsed.length && elapsed instanceof Int32Array)
+    return { activityId: id, resolution: request.resolution, originalSize, elapsed, channels: new Map(channels) };
   const pick = <T extends Int32Array | Float64Array>(out: T, from: ArrayLike<number>): T => {
     for (let k = 0; k < keep.length; k++) out[k] = from[keep[k] as number] as number;
     return out;

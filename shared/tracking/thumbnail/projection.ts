@@ -1,3 +1,4 @@
+import { runSteps } from '../../runtime/paced-stream.ts';
 import type { Track } from '../activities/data.ts';
 
 /** A drawing area in pixels and the margin kept free around the track. */
@@ -38,17 +39,30 @@ export function unwrapLongitudes(longitude: Float64Array): Float64Array {
  * at the poles. The track keeps its aspect ratio and is centred; a track with no extent (one
  * point, or every point equal) lands in the middle.
  */
-export function projectTrack(track: Track, viewport: Viewport): ProjectedTrack {
-  const keep: number[] = [];
-  for (let i = 0; i < track.latitude.length; i++) {
-    const lat = track.latitude[i] as number;
-    const lon = track.longitude[i] as number;
-    if (Number.isFinite(lat) && Number.isFinite(lon) && Math.abs(lat) <= 90) keep.push(i);
+export const projectTrack = (track: Track, viewport: Viewport): ProjectedTrack =>
+  runSteps(projectTrackSteps(track, viewport));
+
+/** Points between two pauses of `projectTrackSteps`. */
+const SLICE = 16_384;
+
+/** `projectTrack`, yielding between slices of its passes (shared/runtime/paced-stream.ts). */
+export function* projectTrackSteps(track: Track, viewport: Viewport): Generator<void, ProjectedTrack> {
+  const all = track.latitude.length;
+  const lat = new Float64Array(all);
+  const valid = new Float64Array(all);
+  let n = 0;
+  for (let i = 0; i < all; i++) {
+    const la = track.latitude[i] as number;
+    const lo = track.longitude[i] as number;
+    if (Number.isFinite(la) && Number.isFinite(lo) && Math.abs(la) <= 90) {
+      lat[n] = la;
+      valid[n++] = lo;
+    }
+    if (i % SLICE === SLICE - 1) yield;
   }
-  const lon = unwrapLongitudes(Float64Array.from(keep, (i) => track.longitude[i] as number));
-  const lat = Float64Array.from(keep, (i) => track.latitude[i] as number);
-  const n = keep.length;
   if (n === 0) return { x: new Float64Array(0), y: new Float64Array(0) };
+  const lon = unwrapLongitudes(valid.subarray(0, n));
+  yield;
 
   let minLat = Infinity;
   let maxLat = -Infinity;
@@ -75,6 +89,7 @@ export function projectTrack(track: Track, viewport: Viewport): ProjectedTrack {
   for (let i = 0; i < n; i++) {
     x[i] = offsetX + ((lon[i] as number) - minLon) * xScale * scale;
     y[i] = offsetY + (maxLat - (lat[i] as number)) * scale;
+    if (i % SLICE === SLICE - 1) yield;
   }
   return { x, y };
 }

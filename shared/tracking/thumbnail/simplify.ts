@@ -1,3 +1,4 @@
+import { runSteps } from '../../runtime/paced-stream.ts';
 import type { ProjectedTrack } from './projection.ts';
 
 /**
@@ -13,12 +14,17 @@ const PIECE = 4096;
  * Douglas-Peucker on what is left. First and last points are always kept; the result is in
  * track order.
  */
-export function simplifyPolyline(line: ProjectedTrack, tolerance: number): ProjectedTrack {
+export const simplifyPolyline = (line: ProjectedTrack, tolerance: number): ProjectedTrack =>
+  runSteps(simplifyPolylineSteps(line, tolerance));
+
+/** `simplifyPolyline`, yielding after the radial pass and after each piece (paced-stream.ts). */
+export function* simplifyPolylineSteps(line: ProjectedTrack, tolerance: number): Generator<void, ProjectedTrack> {
   const radial = radialFilter(line, tolerance);
   const n = radial.length;
   if (n === 0) return { x: new Float64Array(0), y: new Float64Array(0) };
   const kept: number[] = [];
   for (let start = 0; start < n - 1; start += PIECE - 1) {
+    yield;
     const end = Math.min(n - 1, start + PIECE - 1);
     douglasPeucker(line, radial, start, end, tolerance * tolerance, kept);
   }

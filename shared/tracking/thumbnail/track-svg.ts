@@ -1,6 +1,7 @@
+import { runSteps } from '../../runtime/paced-stream.ts';
 import type { Track } from '../activities/data.ts';
-import { type ProjectedTrack, projectTrack } from './projection.ts';
-import { simplifyPolyline } from './simplify.ts';
+import { type ProjectedTrack, projectTrackSteps } from './projection.ts';
+import { simplifyPolylineSteps } from './simplify.ts';
 
 /** The look shared by the track thumbnails, the placeholders and the share page's map. */
 export const PALETTE = {
@@ -37,12 +38,15 @@ const MAX_TOLERANCE = 4;
  * a pixel up to 4 px; a line still too long (noise: points all over the area) then keeps every
  * k-th vertex, so it is still drawn across the whole area rather than collapsing to a dot.
  */
-export function simplifiedLine(line: ProjectedTrack, maxVertices: number): ProjectedTrack {
+export const simplifiedLine = (line: ProjectedTrack, maxVertices: number): ProjectedTrack =>
+  runSteps(simplifiedLineSteps(line, maxVertices));
+
+function* simplifiedLineSteps(line: ProjectedTrack, maxVertices: number): Generator<void, ProjectedTrack> {
   let tolerance = BASE_TOLERANCE;
-  let simplified = simplifyPolyline(line, tolerance);
+  let simplified = yield* simplifyPolylineSteps(line, tolerance);
   while (simplified.x.length > maxVertices && tolerance < MAX_TOLERANCE) {
     tolerance *= 2;
-    simplified = simplifyPolyline(line, tolerance);
+    simplified = yield* simplifyPolylineSteps(line, tolerance);
   }
   const n = simplified.x.length;
   if (n <= maxVertices) return simplified;
@@ -82,11 +86,15 @@ export function backdrop(width: number, height: number): string {
  * always gives the same text. Points that are not coordinates (NaN, |latitude| > 90) are skipped;
  * a track without any draws the backdrop only.
  */
-export function trackSvg(track: Track, options: TrackSvgOptions): string {
+export const trackSvg = (track: Track, options: TrackSvgOptions): string => runSteps(trackSvgSteps(track, options));
+
+/** `trackSvg` in slices: it yields between them, so a page writer can let other work run (paced-stream.ts). */
+export function* trackSvgSteps(track: Track, options: TrackSvgOptions): Generator<void, string> {
   const { width, height } = options;
   const unit = Math.max(1, Math.min(width, height) / 100);
   const padding = Math.round(unit * 8);
-  const line = simplifiedLine(projectTrack(track, { width, height, padding }), options.maxVertices ?? 4000);
+  const projected = yield* projectTrackSteps(track, { width, height, padding });
+  const line = yield* simplifiedLineSteps(projected, options.maxVertices ?? 4000);
   const n = line.x.length;
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="GPS track">`,
