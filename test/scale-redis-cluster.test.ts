@@ -89,8 +89,7 @@ test.serial(
 test.serial(
   'a master killed in the middle of the writes: after the failover every acknowledged write took effect once',
   async (t) => {
-    // A loaded machine may take long to load a worker's modules.
-    await Promise.all(workers.map((w) => w.started(60_000)));
+    await Promise.all(workers.map((w) => w.started()));
     const users: TrackingTestUser[] = [];
     for (let i = 0; i < USERS; i++) users.push(await api.user());
     const staff = await api.account(['staff']);
