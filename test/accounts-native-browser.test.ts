@@ -66,7 +66,7 @@ test('sign-in and consent hand the code to the app through its private-use schem
     t.regex(text, /sent back to the app com\.example\.fit/);
     t.notRegex(text, /\bnull\b/);
     await page.getByRole('button', { name: 'Allow' }).click();
-    for (let i = 0; i < 50 && handedBack.length === 0 && problems.length === 0; i++) await page.waitForTimeout(100);
+    for (let i = 0; i < 1200 && handedBack.length === 0 && problems.length === 0; i++) await page.waitForTimeout(100);
     await page.waitForTimeout(300);
     t.deepEqual(problems, [], 'no Content-Security-Policy violation on the way back to the app');
     t.is(handedBack.length, 1);

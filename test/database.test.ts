@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import test from 'ava';
 import { sql } from 'kysely';
+import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { createTestDatabase } from './helpers/db.ts';
@@ -79,4 +80,20 @@ test('a CLI started with a bad variable prints which one and exits 2', async (t)
   const failure = error as unknown as { code: number; stderr: string };
   t.is(failure.code, 2);
   t.regex(failure.stderr, /DATABASE_POOL_MAX/);
+});
+
+test('a connection lost while its client is checked out between statements does not crash the process', async (t) => {
+  // What a PostgreSQL outage does to a request or job that holds a client (a transaction between
+  // two statements): the client emits 'error', which nothing else listens to while it is out.
+  const { db, pool } = createDb(database.url, 1);
+  t.teardown(() => db.destroy());
+  const client = await pool.connect();
+  const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
+  const ended = new Promise((resolve) => client.once('end', resolve));
+  await database.pool.query('select pg_terminate_backend($1)', [pid]);
+  await ended;
+  await t.throwsAsync(client.query('select 1'));
+  client.release();
+  // The pool drops the dead client and serves with a new connection.
+  t.is((await sql<{ one: number }>`select 1 as one`.execute(db)).rows[0]?.one, 1);
 });

@@ -57,7 +57,7 @@ test('500 slowloris connections: searches are still answered, and each slow one 
     String(Math.min(...closedAfter)),
   );
   t.true(
-    closedAfter.every((ms) => ms < 30_000),
+    closedAfter.every((ms) => ms < 120_000),
     String(Math.max(...closedAfter)),
   );
   t.true(

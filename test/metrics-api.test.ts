@@ -42,7 +42,7 @@ const seriesValue = (text: string, series: string) => {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 };
-const waitFor = async (check: () => Promise<boolean>, ms = 15_000) => {
+const waitFor = async (check: () => Promise<boolean>, ms = 120_000) => {
   const end = Date.now() + ms;
   while (!(await check()) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
   return check();

@@ -105,7 +105,7 @@ test('without OTEL_EXPORTER_OTLP_ENDPOINT the API loads nothing of OpenTelemetry
     HOST: '127.0.0.1',
   });
   t.teardown(() => api.child.kill('SIGKILL'));
-  t.true(await waitFor(() => /api listening/.test(api.output()), 60_000), api.output());
+  t.true(await waitFor(() => /api listening/.test(api.output()), 120_000), api.output());
   // Requests, so lazily loaded code (routes, pg, Redis) has run too.
   t.is((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
   await (await fetch(`http://127.0.0.1:${port}/v2/sports`)).text();
@@ -143,8 +143,8 @@ test('with OTEL_EXPORTER_OTLP_ENDPOINT the spans of a POST and of its job share 
     api.child.kill('SIGKILL');
     worker.child.kill('SIGKILL');
   });
-  t.true(await waitFor(() => /api listening/.test(api.output()), 60_000), api.output());
-  t.true(await waitFor(() => /workers started/.test(worker.output()), 60_000), worker.output());
+  t.true(await waitFor(() => /api listening/.test(api.output()), 120_000), api.output());
+  t.true(await waitFor(() => /workers started/.test(worker.output()), 120_000), worker.output());
 
   const account = await createTestAccount(database.db);
   const token = await mintToken(database.db, config, account);
@@ -224,10 +224,10 @@ test("`npm start`'s single process (scripts/start.ts) exports its spans too, as 
     OTEL_BSP_SCHEDULE_DELAY: '100',
   });
   t.teardown(() => system.child.kill('SIGKILL'));
-  t.true(await waitFor(() => /"ready"|\bready\b/.test(system.output()), 60_000), system.output());
+  t.true(await waitFor(() => /"ready"|\bready\b/.test(system.output()), 120_000), system.output());
   t.is((await fetch(`${publicUrl}/health`)).status, 200);
   t.true(
-    await waitFor(() => receiver.spans.some((s) => s.service === 'sports-backend'), 20_000),
+    await waitFor(() => receiver.spans.some((s) => s.service === 'sports-backend'), 120_000),
     JSON.stringify(receiver.spans.map((s) => [s.service, s.name])),
   );
   system.child.kill('SIGTERM');

@@ -45,7 +45,7 @@ const age = (jobId: string, seconds: number) =>
     .where('job_id', '=', jobId)
     .execute();
 
-const waitFor = async (check: () => Promise<boolean>, ms = 10_000) => {
+const waitFor = async (check: () => Promise<boolean>, ms = 120_000) => {
   const end = Date.now() + ms;
   while (!(await check()) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
   return check();
@@ -112,7 +112,7 @@ test.serial("a handler's done mark commits with its effect: rolled back together
   t.teardown(() => workers.close());
   const queued = thumbnailJob(7);
   await enqueueInTransaction(db, queued);
-  t.true(await waitFor(async () => (await rowOf(queued.jobId)).done_at !== null, 20_000));
+  t.true(await waitFor(async () => (await rowOf(queued.jobId)).done_at !== null));
   t.is(attempts, 2, 'the first attempt failed, the retry committed');
   t.true(openInside);
   const effects = await sql<{ activity_id: number }>`select activity_id from effects`.execute(db);
@@ -233,9 +233,12 @@ test.serial('outbox stats: relay lag, outbox lag and failed rows per queue', asy
   const thumbnails = stats.queues.thumbnails;
   t.is(thumbnails?.pending, 1);
   t.is(thumbnails?.failed, 1);
-  t.true(Math.abs((thumbnails?.relayLagSeconds ?? 0) - 30) < 5, String(thumbnails?.relayLagSeconds));
+  // The ages grow while the test runs: bounded by the next older row's, not by a time budget.
+  const relayLag = thumbnails?.relayLagSeconds ?? 0;
+  t.true(relayLag >= 30 && relayLag < 90, String(relayLag));
   // The failed row is older, but waits for an operator: not counted in the lag.
-  t.true(Math.abs((thumbnails?.outboxLagSeconds ?? 0) - 90) < 5, String(thumbnails?.outboxLagSeconds));
+  const outboxLag = thumbnails?.outboxLagSeconds ?? 0;
+  t.true(outboxLag >= 90 && outboxLag < 900, String(outboxLag));
 });
 
 test.serial('finished rows are purged after the retention; open rows stay', async (t) => {

@@ -23,7 +23,7 @@ async function runUntilSigterm(entry: string, env: Record<string, string>, ready
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const started = Date.now();
   // Generous: a start under the whole suite's load on 2 cores (TypeScript stripped at each import).
-  while (!ready.test(output) && child.exitCode === null && Date.now() - started < 60_000)
+  while (!ready.test(output) && child.exitCode === null && Date.now() - started < 120_000)
     await new Promise((r) => setTimeout(r, 50));
   const wasReady = ready.test(output);
   child.kill('SIGTERM');

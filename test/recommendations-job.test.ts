@@ -18,7 +18,7 @@ const [a, b] = (
 ).map((r) => r.id) as [number, number];
 test.after.always(() => database.drop());
 
-const waitFor = async (check: () => Promise<boolean>, ms = 15_000) => {
+const waitFor = async (check: () => Promise<boolean>, ms = 120_000) => {
   const end = Date.now() + ms;
   while (!(await check()) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
   return check();

@@ -346,7 +346,7 @@ test.serial('through the API and the worker: POST, PUT of the sport and DELETE k
   t.teardown(() => workers.close());
   const u = await api.user();
   const waitFor = async (check: () => Promise<boolean>) => {
-    const end = Date.now() + 15_000;
+    const end = Date.now() + 120_000;
     while (!(await check()) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
     return check();
   };

@@ -119,7 +119,7 @@ test.serial(
     const exported = await api.call('POST', '/exports', u, { headers: { 'x-request-id': 'req-follow-2' } });
     t.is(exported.status, 201, JSON.stringify(exported.body));
     const ours = () => lines.filter((l) => l.reqId === 'req-follow-2');
-    const end = Date.now() + 15_000;
+    const end = Date.now() + 120_000;
     while (ours().filter((l) => l.msg === 'job done').length < 3 && Date.now() < end)
       await new Promise((r) => setTimeout(r, 25));
     const done = ours().filter((l) => l.msg === 'job done');

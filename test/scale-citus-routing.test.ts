@@ -267,7 +267,7 @@ async function scenario(): Promise<TrackingTestUser> {
   // Deletions, and the change feed.
   await ok(call('DELETE', `/activities/${recorded.id}`), 204);
   // Deliveries run beside the outbox: the failing hook's first tries, the other's successes.
-  await receiver.until(() => receiver.at('/hook').length > 0 && receiver.at('/failing').length > 1, 10_000);
+  await receiver.until(() => receiver.at('/hook').length > 0 && receiver.at('/failing').length > 1);
   await ok(call('GET', `/user_web_hooks/${failing.id}/attempts`), 200);
   await ok(call('GET', '/deleted_activities'), 200);
   await ok(call('DELETE', `/user_web_hooks/${failing.id}`), 204);

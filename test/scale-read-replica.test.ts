@@ -118,7 +118,7 @@ async function gauge(name: string): Promise<number | undefined> {
 
 /** Waits for the router's verdict on the replica (it checks once a second); fails the test after 30 s. */
 async function replicaUsed(used: boolean, router: ReadRouter = api.context.reads): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 120_000;
   while (router.state.used !== used) {
     if (Date.now() > deadline) throw new Error(`replica used stayed ${!used}: ${router.state.reason}`);
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -35,6 +35,8 @@ test('a 30-second soak of the whole mix, then generated requests, answers every 
       SOAK_USERS: '4',
       // The generated requests' own test is test/robustness-hostile-input.test.ts: here, that the phase runs.
       SOAK_GENERATED_REQUESTS: '200',
+      // How long the workers may take to catch up is no budget here: a deadline that only catches a hang.
+      SOAK_DRAIN_S: '120',
       SOAK_DATABASE_URL: `${SERVER_URL}/${database}`,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -108,7 +108,7 @@ async function uploadAndWait(t: ExecutionContext, queues: string[]): Promise<voi
   const image = await uploadPicture(uuid, original);
   t.is(image.thumbnail_url, null);
 
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 120_000;
   let row = await activityImage(activityId);
   while (!row.thumbnail_path && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));

@@ -1,4 +1,4 @@
-import { isMainThread, threadId } from 'node:worker_threads';
+import { isMainThread, threadId, Worker } from 'node:worker_threads';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import test from 'ava';
 import { activityImportPool } from '../api/tracking/activity-files.ts';
@@ -185,22 +185,61 @@ test('the pool: a body that takes longer than the time limit is refused as too l
   t.regex(error?.message ?? '', /reading the body took longer than/);
 });
 
-test('POST /v2/activities: with IMPORT_QUEUE=0, large bodies beyond the busy import thread answer 503 with Retry-After', async (t) => {
-  const busyApi = await startTrackingApi({ env: { IMPORT_THREADS: '1', IMPORT_QUEUE: '0' } });
-  t.teardown(() => busyApi.close());
-  const u = await busyApi.user();
-  const text = JSON.stringify(activity(u, hours()));
-  // Sent at once: the first takes the only thread (its start alone takes longer than the others' arrival).
-  const answers = await Promise.all(
-    Array.from({ length: 6 }, () =>
-      busyApi.call('POST', '/activities', u, { raw: text, headers: { 'content-type': 'application/json' } }),
-    ),
-  );
-  const statuses = answers.map((a) => a.status);
-  t.true(statuses.includes(201), statuses.join());
-  const busy = answers.find((a) => a.status === 503);
-  t.truthy(busy, statuses.join());
-  t.is(busy?.headers.get('retry-after'), '5');
-  t.like(busy?.body, { '@type': 'hydra:Error' });
-  t.is(statuses.filter((s) => s !== 201 && s !== 503).length, 0);
-});
+/**
+ * Holds the next task posted to a worker thread until release(): the pool counts its thread busy
+ * for as long as the test needs, whatever the machine's speed. Serial tests only: it catches the
+ * next post of any pool of this process.
+ */
+function holdNextThreadTask(): { taken: Promise<void>; release: () => void } {
+  const post = Worker.prototype.postMessage;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const taken = new Promise<void>((resolve) => {
+    Worker.prototype.postMessage = function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+      Worker.prototype.postMessage = post;
+      resolve();
+      void released.then(() => post.apply(this, args));
+    };
+  });
+  return {
+    taken,
+    release: () => {
+      Worker.prototype.postMessage = post;
+      release();
+    },
+  };
+}
+
+// Serial: the held task must be this test's.
+test.serial(
+  'POST /v2/activities: with IMPORT_QUEUE=0, large bodies beyond the busy import thread answer 503 with Retry-After',
+  async (t) => {
+    // A time limit no held task reaches.
+    const busyApi = await startTrackingApi({
+      env: { IMPORT_THREADS: '1', IMPORT_QUEUE: '0', IMPORT_TIMEOUT_S: '3600' },
+    });
+    t.teardown(() => busyApi.close());
+    const u = await busyApi.user();
+    const text = JSON.stringify(activity(u, hours()));
+    const post = () =>
+      busyApi.call('POST', '/activities', u, { raw: text, headers: { 'content-type': 'application/json' } });
+    // The first body holds the only thread until the others are answered.
+    const hold = holdNextThreadTask();
+    t.teardown(hold.release);
+    const first = post();
+    await hold.taken;
+    const others = await Promise.all(Array.from({ length: 5 }, post));
+    hold.release();
+    t.is((await first).status, 201);
+    t.deepEqual(
+      others.map((a) => a.status),
+      [503, 503, 503, 503, 503],
+    );
+    for (const busy of others) {
+      t.is(busy.headers.get('retry-after'), '5');
+      t.like(busy.body, { '@type': 'hydra:Error' });
+    }
+  },
+);

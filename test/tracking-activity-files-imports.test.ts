@@ -118,7 +118,7 @@ test.serial('records follow an import (with a records worker running)', async (t
       .where('user_id', '=', u.ldid)
       .where('type', '=', 'distance.1000m')
       .executeTakeFirst();
-  const end = Date.now() + 15_000;
+  const end = Date.now() + 120_000;
   while (!(await record()) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
   const found = await record();
   t.is(found?.activity_id, (res.body as Body).id as string);

@@ -290,7 +290,7 @@ test.serial(
         [`track-thumb-${withTrack}-v1`],
         'the creation wrote the job in its transaction',
       );
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 120_000;
       while ((!(await thumbnailOf(withTrack)) || !(await thumbnailOf(withoutTrack))) && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 50));
 
@@ -396,7 +396,7 @@ test.serial('a drawing whose activity is deleted while it is drawn is removed, n
   await db.transaction().execute(async (trx) => {
     await trx.selectFrom('activities').select('id').where('id', '=', id).forUpdate().execute();
     drawing = drawActivityThumbnail(db, api.config, id);
-    for (let i = 0; i < 400 && (await stored()).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 4800 && (await stored()).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
     t.is((await stored()).length, 1, 'the drawing was written');
     await trx.deleteFrom('activities').where('id', '=', id).execute();
   });

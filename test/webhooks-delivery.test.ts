@@ -160,7 +160,7 @@ test('a failing receiver is retried until it answers; the owner reads the attemp
   t.true(await receiver.until(() => receiver.at('/flaky').length >= 3));
   const attemptsOf = async () => (await api.call('GET', `/user_web_hooks/${made.id}/attempts`, u)).body;
   // The third attempt is recorded just after the receiver answered it.
-  for (let i = 0; i < 400 && (await attemptsOf())['hydra:totalItems'] < 3; i++)
+  for (let i = 0; i < 4800 && (await attemptsOf())['hydra:totalItems'] < 3; i++)
     await new Promise((r) => setTimeout(r, 25));
   const attempts = (await attemptsOf())['hydra:member'];
   t.deepEqual(

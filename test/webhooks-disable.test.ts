@@ -52,7 +52,7 @@ test('a hook failing past the limit is disabled with its reason; a PUT enables i
 
   const read = async () => (await api.call('GET', `/user_web_hooks/${hookId}`, u)).body;
   let hook = await read();
-  for (let i = 0; i < 600 && hook.disabledAt === null; i++) {
+  for (let i = 0; i < 4800 && hook.disabledAt === null; i++) {
     await new Promise((r) => setTimeout(r, 25));
     hook = await read();
   }

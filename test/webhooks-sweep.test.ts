@@ -72,7 +72,8 @@ test('a delivery whose job Redis lost is added again, by its fan-out run again a
       (await db.selectFrom('webhook_deliveries').select('state').where('event_id', '=', event.id).execute()).map(
         (d) => d.state,
       );
-    for (let i = 0; i < 400 && (await delivered())[0] !== 'delivered'; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 4800 && (await delivered())[0] !== 'delivered'; i++)
+      await new Promise((r) => setTimeout(r, 25));
     t.deepEqual(await delivered(), ['delivered']);
     // Ended: the sweep looks at it no more.
     t.deepEqual(await sweepLostDeliveries(db, stateOf, addJobs, 0), { checked: 0, added: 0 });

@@ -14,7 +14,7 @@ import { createTestDatabase } from './helpers/db.ts';
 const database = await createTestDatabase();
 test.after.always(() => database.drop());
 
-const waitFor = async (check: () => boolean, ms = 10_000) => {
+const waitFor = async (check: () => boolean, ms = 120_000) => {
   const end = Date.now() + ms;
   while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
   return check();

@@ -168,7 +168,7 @@ export class RedisCluster {
    * Waits until every running node sees the cluster ok, with `nodes` nodes known and every
    * replica's link to its master up (only an in-sync replica can be promoted).
    */
-  async waitUntilHealthy(nodes = this.running().length, timeoutMs = 30_000): Promise<void> {
+  async waitUntilHealthy(nodes = this.running().length, timeoutMs = 120_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     let last = '';
     while (Date.now() < end) {
@@ -223,7 +223,7 @@ export class RedisCluster {
   }
 
   /** Waits until a killed master is marked failed and every slot is served again (its replica promoted). */
-  async failedOver(port: number, timeoutMs = 30_000): Promise<void> {
+  async failedOver(port: number, timeoutMs = 120_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     while (Date.now() < end) {
       const seen = await this.topology().catch(() => []);

@@ -22,8 +22,11 @@ export function createDb(
 ): DbHandle {
   const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000, ...options });
   if (!preparedStatements) pool.on('connect', runUnnamed);
-  // An idle client losing its connection (Postgres restart) must not crash the process.
+  // A client losing its connection (Postgres restart) must not crash the process: an idle one
+  // reports it to the pool; one checked out between statements emits it on itself, where pg-pool
+  // listens to nothing (its next statement fails instead, and the pool drops it when released).
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   POOLS.set(db, pool);
   return { db, pool };

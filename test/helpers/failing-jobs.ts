@@ -35,7 +35,7 @@ export class FailingThumbnails {
   };
 }
 
-export async function waitFor(check: () => Promise<boolean>, ms = 15_000): Promise<boolean> {
+export async function waitFor(check: () => Promise<boolean>, ms = 120_000): Promise<boolean> {
   const end = Date.now() + ms;
   while (!(await check()) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
   return check();

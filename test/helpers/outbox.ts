@@ -12,7 +12,7 @@ export async function openOutboxRows(db: Db): Promise<number> {
 }
 
 /** Waits up to `ms` for every outbox row to be done; resolves with how many are still open. */
-export async function drainOutbox(db: Db, ms = 60_000): Promise<number> {
+export async function drainOutbox(db: Db, ms = 120_000): Promise<number> {
   await waitFor(async () => (await openOutboxRows(db)) === 0, ms);
   return openOutboxRows(db);
 }

@@ -9,7 +9,7 @@ import type { TrackingTestApi, TrackingTestUser } from './tracking.ts';
 export type Body = Record<string, unknown>;
 export const me = (u: TrackingTestUser) => `/v2/users/${u.ldid}`;
 
-export const waitFor = async <T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20_000): Promise<T> => {
+export const waitFor = async <T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 120_000): Promise<T> => {
   const end = Date.now() + ms;
   let value = await read();
   while (!done(value) && Date.now() < end) {

@@ -50,7 +50,7 @@ export async function startReceiver(): Promise<WebhookReceiver> {
     received,
     at: (path) => received.filter((r) => r.path === path),
     on: (path, behaviour) => behaviours.set(path, behaviour),
-    until: async (check, ms = 20_000) => {
+    until: async (check, ms = 120_000) => {
       const end = Date.now() + ms;
       while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
       return check();

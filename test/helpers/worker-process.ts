@@ -33,7 +33,8 @@ export class WorkerProcess {
     });
   }
 
-  async started(timeoutMs = 20_000): Promise<void> {
+  /** Waits for its `workers started` line; the deadline only catches a hang (a busy machine loads modules slowly). */
+  async started(timeoutMs = 120_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     while (!/workers started/.test(this.output)) {
       if (this.child.exitCode !== null || Date.now() > end)
