@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { type Config, ConfigError } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
-import { migrateToLatest } from '../shared/db/migrate.ts';
+import { assertMigrated, migrateToLatest } from '../shared/db/migrate.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { runWithRequestContext } from '../shared/observability/request-context.ts';
 import { createRedis, queuePrefix } from '../shared/queue/connection.ts';
@@ -58,6 +58,7 @@ export async function startWorkers(
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   });
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
+  else await assertMigrated(db);
   const deps: WorkerDeps = { config, db, logger };
   const metrics = new WorkerMetrics();
   const connection = createRedis(config, 'worker');

@@ -14,9 +14,25 @@ export class MigrationError extends Error {}
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
   if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    // No migration ran: the database itself is missing or unreachable (runCli explains it).
+    if (!failed) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new MigrationError(`migration ${failed} failed: ${message}`, { cause: error });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * With MIGRATE_ON_START=false, a process refuses a schema older than its code (an operator's
+ * forgotten `npm run migrate`) with the command to run, instead of failing on a missing table.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run before (and regardless of) the typed schema
+export async function assertMigrated(db: Kysely<any>): Promise<void> {
+  const pending = (await new Migrator({ db, provider }).getMigrations()).filter((m) => !m.executedAt);
+  if (pending.length)
+    throw new MigrationError(
+      `The database lacks ${pending.length} migration(s) of this release (${pending[0]?.name}…): ` +
+        'run `npm run migrate`, or start with MIGRATE_ON_START=true',
+    );
 }
