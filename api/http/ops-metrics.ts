@@ -40,7 +40,7 @@ export function registerOpsMetrics(
     registers: [registry],
     async collect() {
       const r = await readiness().catch(() => undefined);
-      this.set(r && r.postgres && r.redis && !r.shuttingDown ? 1 : 0);
+      this.set(r?.postgres && r.redis && !r.shuttingDown ? 1 : 0);
     },
   });
   new Gauge({
