@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import type { Config } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
+import { listenAddress } from '../shared/runtime/listen-address.ts';
 import { type AppOptions, createApp, mountedServices } from './app.ts';
 import type { AppContext } from './context.ts';
 import { TokenVerifier } from './http/auth.ts';
@@ -83,10 +84,8 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
     server.once('error', reject);
   });
   relay.start();
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
-  const url = `http://127.0.0.1:${port}`;
-  logger.info({ url, services: config.SERVICES }, 'api listening');
+  const { listen, origin: url } = listenAddress(config.HOST, server.address() as AddressInfo);
+  logger.info({ url, listen, services: config.SERVICES }, 'api listening');
 
   const close = async () => {
     if (shuttingDown) return;

@@ -162,7 +162,11 @@ export async function startWorkers(
   }, config.OUTBOX_RECONCILE_AFTER_S * 1000);
   scheduleCheck.unref();
   logger.info(
-    { queues: names, concurrency: config.WORKER_CONCURRENCY, ...(served ? { metrics: served.url } : {}) },
+    {
+      queues: names,
+      concurrency: config.WORKER_CONCURRENCY,
+      ...(served ? { metrics: served.url, metricsListen: served.listen } : {}),
+    },
     'workers started',
   );
 
