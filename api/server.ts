@@ -4,6 +4,7 @@ import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import type { Config } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
+import { releaseName } from '../shared/db/release.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { OutboxRelay } from '../shared/queue/outbox.ts';
@@ -30,6 +31,7 @@ export interface RunningApi {
 export async function startApi(config: Config, options: AppOptions & { logger?: Logger } = {}): Promise<RunningApi> {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, 'api');
   const { db, pool } = createDb(config.DATABASE_URL, config.DATABASE_POOL_MAX, {
+    application_name: releaseName('api'),
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   });
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
