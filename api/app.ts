@@ -8,7 +8,7 @@ import type { AppContext } from './context.ts';
 import { docsRouter } from './http/docs.ts';
 import { errorHandler } from './http/error-handler.ts';
 import { hydraDocumentationLink } from './http/formats/hydra-link.ts';
-import { healthRouter } from './http/health.ts';
+import { healthRouter, readinessCheck } from './http/health.ts';
 import { inputGuard } from './http/input-guard.ts';
 import { createMetrics } from './http/metrics.ts';
 import { rateLimit } from './http/rate-limit.ts';
@@ -37,18 +37,23 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
   const app = new Koa({ proxy: config.trustProxyHops > 0, maxIpsCount: config.trustProxyHops });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
+  const readiness = readinessCheck({
+    pool: ctx.pool,
+    redis: ctx.redis,
+    isShuttingDown: options.isShuttingDown ?? (() => false),
+  });
   const metrics = createMetrics({
     queueCounts: () => ctx.queues.jobCounts(),
     outbox: () => outboxStats(ctx.db),
+    readiness,
+    redis: ctx.redis,
     ...(ctx.reads.replica ? { replica: () => ctx.reads.state } : {}),
   });
   const health = healthRouter({
-    pool: ctx.pool,
-    redis: ctx.redis,
+    readiness,
     metrics: metrics.registry,
     registry: ctx.registry,
     bodyLimitBytes: config.bodyLimitBytes,
-    isShuttingDown: options.isShuttingDown ?? (() => false),
   }).router;
   const docs = docsRouter(ctx).router;
 

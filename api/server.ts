@@ -1,13 +1,15 @@
 import { createServer, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { ensureSigningKeys } from '../shared/auth/signing-keys.ts';
 import type { Config } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
+import { releaseName } from '../shared/db/release.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
+import { listenAddress } from '../shared/runtime/listen-address.ts';
 import { type AppOptions, createApp, mountedServices } from './app.ts';
 import type { AppContext } from './context.ts';
 import { TokenVerifier } from './http/auth.ts';
@@ -29,6 +31,7 @@ export interface RunningApi {
 export async function startApi(config: Config, options: AppOptions & { logger?: Logger } = {}): Promise<RunningApi> {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, 'api');
   const { db, pool } = createDb(config.DATABASE_URL, config.DATABASE_POOL_MAX, {
+    application_name: releaseName('api'),
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   });
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
@@ -83,10 +86,8 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
     server.once('error', reject);
   });
   relay.start();
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
-  const url = `http://127.0.0.1:${port}`;
-  logger.info({ url, services: config.SERVICES }, 'api listening');
+  const { listen, origin: url } = listenAddress(config.HOST, server.address() as AddressInfo);
+  logger.info({ url, listen, services: config.SERVICES }, 'api listening');
 
   const close = async () => {
     if (shuttingDown) return;

@@ -33,13 +33,17 @@ test('.env.example names only configuration variables, and its values parse', (t
   t.notThrows(() => loadConfig(example));
 });
 
-test('the npm scripts that run the system read .env; the test runner does not', (t) => {
+test('the npm scripts that run the system read .env and exec their last node (signals reach it); the test runner does not', (t) => {
   const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  for (const name of ['start', 'api', 'worker', 'migrate', 'seed', 'account', 'records:recompute', 'jobs'])
-    for (const command of (scripts[name] ?? '').split('&&'))
+  for (const name of ['start', 'api', 'worker', 'migrate', 'seed', 'account', 'records:recompute', 'jobs']) {
+    const commands = (scripts[name] ?? '').split('&&');
+    for (const command of commands.slice(0, -1))
       t.regex(command, /^\s*node --env-file-if-exists=\.env /, `${name}: ${command}`);
+    // npm forwards SIGTERM and SIGINT to its shell: without exec the shell dies and node runs on.
+    t.regex(commands.at(-1) ?? '', /^\s*exec node --env-file-if-exists=\.env /, `${name}: exec`);
+  }
   t.notRegex(scripts.test ?? '', /env-file/);
 });
 

@@ -72,3 +72,25 @@ test('npm run api: serves, then drains and exits cleanly on SIGTERM', async (t) 
   t.regex(output, /shutting down/);
   t.is(code, 0, output);
 });
+
+test('the start lines say where a process listens (every interface by default) and a URL to reach it here', async (t) => {
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const api = await runUntilSigterm('api/main.ts', { PORT: String(port), SEED_ON_START: 'false' }, /api listening/);
+  t.regex(
+    api.output,
+    new RegExp(`"url":"http://127\\.0\\.0\\.1:${port}","listen":"0\\.0\\.0\\.0:${port}"`),
+    api.output,
+  );
+  const worker = await runUntilSigterm(
+    'workers/main.ts',
+    { WORKER_QUEUES: 'thumbnails', WORKER_METRICS_PORT: String(metricsPort) },
+    /workers started/,
+  );
+  t.regex(
+    worker.output,
+    new RegExp(
+      `"metrics":"http://127\\.0\\.0\\.1:${metricsPort}/metrics","metricsListen":"0\\.0\\.0\\.0:${metricsPort}"`,
+    ),
+    worker.output,
+  );
+});

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { ReconcileResult } from '../shared/queue/outbox.ts';
+import { listenAddress } from '../shared/runtime/listen-address.ts';
 
 /**
  * What only the process that runs the jobs knows: how long they take, which stalled, what the
@@ -67,8 +68,11 @@ export class WorkerMetrics {
     this.#reconciled.inc({ outcome: 'failed' }, result.failed);
   }
 
-  /** Serves GET /metrics on host:port (0: any free port); resolves with the server and its URL. */
-  async serve(host: string, port: number): Promise<{ server: Server; url: string }> {
+  /**
+   * Serves GET /metrics on host:port (0: any free port); resolves with the server, the address it
+   * listens on (`0.0.0.0:9464`: every interface) and a URL of it from this host.
+   */
+  async serve(host: string, port: number): Promise<{ server: Server; url: string; listen: string }> {
     const server = createServer((req, res) => {
       if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
         res.writeHead(404).end();
@@ -83,8 +87,7 @@ export class WorkerMetrics {
       server.once('error', reject);
       server.listen(port, host, () => resolve());
     });
-    const address = server.address() as AddressInfo;
-    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-    return { server, url: `http://${shown}:${address.port}/metrics` };
+    const { listen, origin } = listenAddress(host, server.address() as AddressInfo);
+    return { server, url: `${origin}/metrics`, listen };
   }
 }

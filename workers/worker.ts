@@ -1,7 +1,8 @@
 import { Queue, Worker } from 'bullmq';
 import { type Config, ConfigError } from '../shared/config.ts';
 import { createDb } from '../shared/db/database.ts';
-import { migrateToLatest } from '../shared/db/migrate.ts';
+import { assertMigrated, migrateToLatest } from '../shared/db/migrate.ts';
+import { releaseName } from '../shared/db/release.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { runWithRequestContext } from '../shared/observability/request-context.ts';
 import { createRedis, queuePrefix } from '../shared/queue/connection.ts';
@@ -55,9 +56,11 @@ export async function startWorkers(
   // mostly wait on the network) counts up to DATABASE_POOL_MAX.
   const own = names.map((n) => Math.min(CONCURRENCY[n]?.(config) ?? 0, config.DATABASE_POOL_MAX));
   const { db } = createDb(config.DATABASE_URL, Math.max(2, config.WORKER_CONCURRENCY, ...own), {
+    application_name: releaseName('worker'),
     preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
   });
   if (config.MIGRATE_ON_START) await migrateToLatest(db);
+  else await assertMigrated(db);
   const deps: WorkerDeps = { config, db, logger };
   const metrics = new WorkerMetrics();
   const connection = createRedis(config, 'worker');
@@ -161,7 +164,11 @@ export async function startWorkers(
   }, config.OUTBOX_RECONCILE_AFTER_S * 1000);
   scheduleCheck.unref();
   logger.info(
-    { queues: names, concurrency: config.WORKER_CONCURRENCY, ...(served ? { metrics: served.url } : {}) },
+    {
+      queues: names,
+      concurrency: config.WORKER_CONCURRENCY,
+      ...(served ? { metrics: served.url, metricsListen: served.listen } : {}),
+    },
     'workers started',
   );
 

@@ -4,6 +4,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { normalizeEmail } from '../../shared/accounts/accounts.ts';
 import type { AppContext } from '../context.ts';
 import { tooManyRequests } from '../http/errors.ts';
+import { rateLimiterErrors } from '../http/ops-metrics.ts';
 
 /** Counts one sign-in or registration attempt; throws a 429 (with Retry-After) past the limit. */
 export type LimitAttempt = (ctx: Context, email: string) => Promise<void>;
@@ -42,6 +43,7 @@ export function loginRateLimit(app: Pick<AppContext, 'redis' | 'config'>): Limit
       if (rejection instanceof RateLimiterRes) {
         throw tooManyRequests(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
       }
+      rateLimiterErrors.inc({ limiter: 'login' });
       ctx.state.log?.warn({ err: rejection }, 'login rate limiter unavailable; attempt allowed');
     }
   };

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { pingDb } from '../../shared/db/database.ts';
 import { pingRedis, type RedisClient } from '../../shared/queue/connection.ts';
 import type { OpenApiRegistry } from './openapi.ts';
+import type { Readiness } from './ops-metrics.ts';
 import { ApiRouter } from './route.ts';
 
 const readiness = z
@@ -14,14 +15,24 @@ const readiness = z
   })
   .meta({ id: 'Readiness' });
 
-/** Liveness, readiness and metrics: the operator's endpoints (docs/operations.md). */
-export function healthRouter(deps: {
+/** What GET /ready checks (and the api_ready gauge reports). */
+export function readinessCheck(deps: {
   pool: pg.Pool;
   redis: RedisClient;
+  isShuttingDown: () => boolean;
+}): () => Promise<Readiness> {
+  return async () => {
+    const [postgres, redis] = await Promise.all([pingDb(deps.pool), pingRedis(deps.redis)]);
+    return { postgres, redis, shuttingDown: deps.isShuttingDown() };
+  };
+}
+
+/** Liveness, readiness and metrics: the operator's endpoints (docs/operations.md). */
+export function healthRouter(deps: {
+  readiness: () => Promise<Readiness>;
   metrics: Registry;
   registry: OpenApiRegistry;
   bodyLimitBytes: number;
-  isShuttingDown: () => boolean;
 }): ApiRouter {
   const router = new ApiRouter({
     prefix: '',
@@ -47,14 +58,14 @@ export function healthRouter(deps: {
         503: { description: 'Not ready: what is down', schema: readiness },
       },
       handler: async (ctx) => {
-        const [postgres, redis] = await Promise.all([pingDb(deps.pool), pingRedis(deps.redis)]);
-        const ready = postgres && redis && !deps.isShuttingDown();
+        const { postgres, redis, shuttingDown } = await deps.readiness();
+        const ready = postgres && redis && !shuttingDown;
         ctx.status = ready ? 200 : 503;
         ctx.set('Cache-Control', 'no-store');
         return {
           status: ready ? 'ready' : 'unavailable',
           checks: { postgres: postgres ? 'up' : 'down', redis: redis ? 'up' : 'down' },
-          ...(deps.isShuttingDown() ? { shuttingDown: true } : {}),
+          ...(shuttingDown ? { shuttingDown: true } : {}),
         };
       },
     })

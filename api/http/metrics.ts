@@ -1,8 +1,10 @@
 import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReplicaState } from '../../shared/db/read-router.ts';
+import type { RedisClient } from '../../shared/queue/connection.ts';
 import type { OutboxStats, QueueOutboxStats } from '../../shared/queue/outbox.ts';
 import type { JobCountState } from '../../shared/queue/queues.ts';
+import { type Readiness, registerOpsMetrics } from './ops-metrics.ts';
 
 export interface MetricsSources {
   /** Jobs per queue and state, read from Redis. */
@@ -11,6 +13,10 @@ export interface MetricsSources {
   outbox: () => Promise<OutboxStats>;
   /** This process's read replica router, when DATABASE_READ_URL names one (its last check). */
   replica?: () => ReplicaState;
+  /** What GET /ready checks. */
+  readiness: () => Promise<Readiness>;
+  /** The Redis of queues and rate limits (its memory, by INFO). */
+  redis: RedisClient;
 }
 
 /**
@@ -102,6 +108,8 @@ export function createMetrics(sources: MetricsSources) {
     'Outbox rows whose job failed its last attempt and has not completed since',
     (s) => s.failed,
   );
+
+  registerOpsMetrics(registry, sources, oncePerScrape);
 
   const { replica } = sources;
   if (replica) {

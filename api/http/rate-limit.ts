@@ -4,6 +4,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisClient } from '../../shared/queue/connection.ts';
 import { bearerToken } from './auth.ts';
 import { tooManyRequests } from './errors.ts';
+import { rateLimiterErrors } from './ops-metrics.ts';
 
 export interface RateLimitOptions {
   points: number;
@@ -45,6 +46,7 @@ export function rateLimit(redis: RedisClient, options: RateLimitOptions): Middle
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes)
         throw tooManyRequests(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+      rateLimiterErrors.inc({ limiter: 'api' });
       ctx.state.log?.warn({ err: rejection }, 'rate limiter unavailable; request allowed');
     }
     await next();

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -195,13 +196,77 @@ export interface BalancedApiProcess {
   name: string;
   /** Its own address, bypassing the balancer (its /metrics, /ready). */
   url: string;
+  /** The process now serving: another one after a restart. */
   process: ServerProcess;
+}
+
+/** What the launcher reports about its API processes. */
+export interface BalancerEvents {
+  /** An API process exited while the setup was not closing. */
+  exited: [{ name: string; code: number | null; signal: NodeJS.Signals | null }];
+  /** A new process of that API answers /ready (HAProxy takes it back at its next check). */
+  restarted: [{ name: string; pid: number | undefined }];
+  /** The new process did not become ready: that API stays down. */
+  'restart-failed': [{ name: string; error: Error }];
+}
+
+/**
+ * The HAProxy configuration of the setup. An API that dies (crash, SIGKILL, OOM) is taken out
+ * at its first refused connection (`observe layer4`), and by its /ready checks otherwise. A
+ * request it could not answer is sent again, to another server (`option redispatch 1`, up to 3
+ * times): always when it never reached the API (the connection failed), and when it may have
+ * (closed without an answer) only if sending it twice is harmless: GET, HEAD, OPTIONS, or any
+ * request with an `Idempotency-Key` (the API answers a repeat with the first answer,
+ * docs/idempotency.md). A POST without one is never sent twice: the client gets the 502 and
+ * decides.
+ */
+export function haproxyConfig(options: {
+  port: number;
+  servers: { name: string; url: string }[];
+  balance: 'roundrobin' | 'leastconn';
+}): string {
+  return [
+    'global',
+    '  maxconn 4096',
+    'defaults',
+    '  mode http',
+    '  timeout connect 5s',
+    // Above the API's own request timeout (HTTP_REQUEST_TIMEOUT_MS: a large upload on a slow uplink).
+    '  timeout client 130s',
+    '  timeout server 130s',
+    '  timeout http-keep-alive 60s',
+    // A busy API answers /ready late (its ping waits behind the queries in its pool), not never.
+    '  timeout check 5s',
+    '  option forwardfor',
+    'frontend api',
+    `  bind 127.0.0.1:${options.port}`,
+    '  default_backend apis',
+    'backend apis',
+    `  balance ${options.balance}`,
+    '  option httpchk',
+    '  http-check send meth GET uri /ready',
+    '  http-check expect status 200',
+    '  default-server inter 1s fall 3 rise 1 observe layer4 error-limit 1 on-error mark-down',
+    '  retries 3',
+    '  option redispatch 1',
+    // Connection failures are retried for every request (nothing was sent); the others only
+    // for the requests below. Requests larger than a buffer are never retried (not kept).
+    '  retry-on conn-failure empty-response junk-response',
+    '  acl retry_safe method GET HEAD OPTIONS',
+    '  acl retry_safe req.hdr(idempotency-key) -m found',
+    '  http-request disable-l7-retry unless retry_safe',
+    '  http-response set-header X-Served-By %s',
+    ...options.servers.map((s) => `  server ${s.name} ${new URL(s.url).host} check`),
+    '',
+  ].join('\n');
 }
 
 /**
  * HAProxy (Debian's 2.6) on a loopback port in front of `servers`: `balance` across them, each
- * checked on /ready every second (out after 3 failures, back after 1 success), the client's
- * address appended to X-Forwarded-For, and each answer naming its server in X-Served-By.
+ * checked on /ready every second (out after 3 failures or at its first refused connection, back
+ * after 1 success), failed requests sent again to another server when that is safe
+ * (`haproxyConfig`), the client's address appended to X-Forwarded-For, and each answer naming its
+ * server in X-Served-By.
  */
 export class HaProxy {
   readonly url: string;
@@ -221,35 +286,7 @@ export class HaProxy {
   }): Promise<HaProxy> {
     const dir = mkdtempSync(path.join(tmpdir(), 'sb-haproxy-'));
     const file = path.join(dir, 'haproxy.cfg');
-    writeFileSync(
-      file,
-      [
-        'global',
-        '  maxconn 4096',
-        'defaults',
-        '  mode http',
-        '  timeout connect 5s',
-        // Above the API's own request timeout (HTTP_REQUEST_TIMEOUT_MS: a large upload on a slow uplink).
-        '  timeout client 130s',
-        '  timeout server 130s',
-        '  timeout http-keep-alive 60s',
-        // A busy API answers /ready late (its ping waits behind the queries in its pool), not never.
-        '  timeout check 5s',
-        '  option forwardfor',
-        'frontend api',
-        `  bind 127.0.0.1:${options.port}`,
-        '  default_backend apis',
-        'backend apis',
-        `  balance ${options.balance}`,
-        '  option httpchk',
-        '  http-check send meth GET uri /ready',
-        '  http-check expect status 200',
-        '  default-server inter 1s fall 3 rise 1',
-        '  http-response set-header X-Served-By %s',
-        ...options.servers.map((s) => `  server ${s.name} ${new URL(s.url).host} check`),
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(file, haproxyConfig(options));
     // -db: foreground, no daemon (this process owns it).
     const server = new ServerProcess('HAProxy', program('haproxy'), ['-db', '-f', file]);
     const url = `http://127.0.0.1:${options.port}`;
@@ -295,6 +332,8 @@ export interface BalancedApi {
   apis: BalancedApiProcess[];
   bouncer: PgBouncer;
   proxy: HaProxy;
+  /** An API process that exits is reported and started again on its port. */
+  events: EventEmitter<BalancerEvents>;
   /** Stops HAProxy, then the APIs (requests in flight finish), then PgBouncer. */
   close: () => Promise<void>;
 }
@@ -328,12 +367,59 @@ export async function startBalancedApi(options: BalancedApiOptions): Promise<Bal
   }
 }
 
+/**
+ * Starts API `name` on `port` and, once it answers /ready, watches it: a process that exits
+ * while the setup is not `closing` is reported and started again with the same settings. One
+ * that never becomes ready is not started again (a bad setting would loop).
+ */
+async function superviseApi(
+  api: { name: string; url: string; env: NodeJS.ProcessEnv; inherit: boolean },
+  events: EventEmitter<BalancerEvents>,
+  closing: () => boolean,
+): Promise<BalancedApiProcess> {
+  const start = async () => {
+    const child = new ServerProcess(api.name, process.execPath, ['api/main.ts'], {
+      env: api.env,
+      ...(api.inherit ? { inherit: true } : {}),
+    });
+    // A loaded machine compiles and starts several processes at once slowly.
+    try {
+      await child.until(async () => (await fetch(`${api.url}/ready`)).ok, 180_000);
+    } catch (error) {
+      await child.stop('SIGKILL');
+      throw error;
+    }
+    return child;
+  };
+  const entry: BalancedApiProcess = { name: api.name, url: api.url, process: await start() };
+  const watch = (child: ServerProcess) => {
+    child.child.once('exit', (code, signal) => {
+      if (closing()) return;
+      events.emit('exited', { name: api.name, code, signal });
+      start().then(
+        (next) => {
+          if (closing()) return void next.stop();
+          entry.process = next;
+          watch(next);
+          events.emit('restarted', { name: api.name, pid: next.child.pid });
+        },
+        (error: Error) => events.emit('restart-failed', { name: api.name, error }),
+      );
+    });
+  };
+  watch(entry.process);
+  return entry;
+}
+
 async function startOnce(options: BalancedApiOptions): Promise<BalancedApi> {
   const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
   const port = options.port || (await freePort());
   const publicUrl = `http://127.0.0.1:${port}`;
   const started: { stop: () => Promise<void> }[] = [];
+  const events = new EventEmitter<BalancerEvents>();
+  let closing = false;
   const stopAll = async () => {
+    closing = true;
     for (const part of started.reverse()) await part.stop();
   };
   try {
@@ -349,7 +435,6 @@ async function startOnce(options: BalancedApiOptions): Promise<BalancedApi> {
     const apis = await Promise.all(
       Array.from({ length: options.apis }, async (_, i): Promise<BalancedApiProcess> => {
         const apiPort = await freePort();
-        const name = `api${i + 1}`;
         const env = {
           ...process.env,
           HOST: '127.0.0.1',
@@ -363,20 +448,15 @@ async function startOnce(options: BalancedApiOptions): Promise<BalancedApi> {
           MIGRATE_ON_START: 'false',
           SEED_ON_START: 'false',
         };
-        const api = new ServerProcess(name, process.execPath, ['api/main.ts'], {
-          env,
-          ...(options.inheritOutput ? { inherit: true } : {}),
-        });
-        const url = `http://127.0.0.1:${apiPort}`;
-        started.push(api);
-        // A loaded machine compiles and starts several processes at once slowly.
-        await api.until(async () => (await fetch(`${url}/ready`)).ok, 180_000);
-        return { name, url, process: api };
+        const spec = { name: `api${i + 1}`, url: `http://127.0.0.1:${apiPort}`, env, inherit: !!options.inheritOutput };
+        const api = await superviseApi(spec, events, () => closing);
+        started.push({ stop: () => api.process.stop() });
+        return api;
       }),
     );
     const proxy = await HaProxy.start({ port, servers: apis, balance: options.balance ?? 'roundrobin' });
     started.push(proxy);
-    return { url: proxy.url, apis, bouncer, proxy, close: stopAll };
+    return { url: proxy.url, apis, bouncer, proxy, events, close: stopAll };
   } catch (error) {
     await stopAll();
     throw error;
@@ -385,7 +465,10 @@ async function startOnce(options: BalancedApiOptions): Promise<BalancedApi> {
 
 const USAGE = `usage: npm run cluster:balancer -- [--api N] [--port P] [--balance roundrobin|leastconn]
   N API processes (default 2) behind HAProxy on 127.0.0.1:P (default 8080), PgBouncer
-  (pool_mode=transaction) between them and DATABASE_URL; Ctrl-C stops everything.`;
+  (pool_mode=transaction) between them and DATABASE_URL; an API process that dies is reported
+  and started again; Ctrl-C stops everything. Every API gets PUBLIC_URL=http://127.0.0.1:P, the
+  balancer's address: it is the tokens' issuer, so tokens must come from this setup (or from
+  \`npm run account\` run with that same PUBLIC_URL); a token issued under another address is refused.`;
 
 if (import.meta.main) {
   await runCli(async (config) => {
@@ -413,6 +496,12 @@ if (import.meta.main) {
         `  PgBouncer: ${balanced.bouncer.url(new URL(config.DATABASE_URL).pathname.slice(1))} -> ${config.DATABASE_URL.replace(/\/\/[^@]*@/, '//')}`,
       ].join('\n'),
     );
-    onShutdown(createLogger('info', 'cluster:balancer'), LAUNCHER_STOP_MS, () => balanced.close());
+    const logger = createLogger('info', 'cluster:balancer');
+    balanced.events.on('exited', (what) => logger.error(what, 'API process exited: starting it again'));
+    balanced.events.on('restarted', (what) => logger.info(what, 'API process started again'));
+    balanced.events.on('restart-failed', ({ name, error }) =>
+      logger.error({ name, err: error }, 'API process did not start again: it stays down'),
+    );
+    onShutdown(logger, LAUNCHER_STOP_MS, () => balanced.close());
   });
 }

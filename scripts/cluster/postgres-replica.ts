@@ -29,10 +29,10 @@ export class PostgresReplica extends PrivatePostgres {
     this.slot = slot;
   }
 
-  /** Copies the primary (its WAL streamed during the copy) and starts the standby. */
-  static async of(primary: PrimaryAddress): Promise<PostgresReplica> {
+  /** Copies the primary (its WAL streamed during the copy) and starts the standby on `port` (unset: a free one). */
+  static async of(primary: PrimaryAddress, port?: number): Promise<PostgresReplica> {
     const dir = postgresDir();
-    const port = await freePort();
+    port ??= await freePort();
     const address = { host: primary.host ?? '127.0.0.1', port: primary.port };
     const slot = `replica_${port}`;
     // -R writes standby.signal and primary_conninfo (with the slot); -C -S creates the slot.

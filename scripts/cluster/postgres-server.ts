@@ -47,10 +47,10 @@ export class PrivatePostgres {
     this.port = port;
   }
 
-  /** initdb, start, create the `sports` database, migrate and seed. */
-  static async create(): Promise<PrivatePostgres> {
+  /** initdb, start on `port` (unset: a free one), create the `sports` database, migrate and seed. */
+  static async create(port?: number): Promise<PrivatePostgres> {
     const dir = postgresDir();
-    const server = new PrivatePostgres(dir, await freePort());
+    const server = new PrivatePostgres(dir, port ?? (await freePort()));
     const data = path.join(dir, 'data');
     await run(
       ...command('initdb', [

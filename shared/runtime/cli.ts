@@ -15,6 +15,12 @@ export async function runCli(main: (config: ReturnType<typeof loadConfig>) => Pr
       process.exit(2);
     }
     const code = (error as { code?: string }).code;
+    if (code === '3D000') {
+      console.error(
+        `${(error as Error).message}: run \`npm run migrate\` (it creates the database and applies the migrations)`,
+      );
+      process.exit(2);
+    }
     if (code === 'ECONNREFUSED') {
       console.error(`Cannot connect: ${(error as Error).message}. Is PostgreSQL running? (see README, Quick start)`);
       process.exit(2);

@@ -4,16 +4,28 @@ import type { Logger } from 'pino';
 export const LAUNCHER_STOP_MS = 30_000;
 
 /**
- * Runs `close` once on SIGTERM or SIGINT; a second signal, or `timeoutMs` passing, exits at once.
+ * A signal this soon after the first is the same request delivered twice: a terminal's Ctrl-C
+ * reaches the whole process group, and npm forwards to its child the one it got too (systemd's
+ * default KillMode=control-group does the same with SIGTERM).
+ */
+const REPEAT_MS = 2_000;
+
+/**
+ * Runs `close` once on SIGTERM or SIGINT; a second signal (past REPEAT_MS), or `timeoutMs`
+ * passing, exits at once.
  */
 export function onShutdown(logger: Logger, timeoutMs: number, close: () => Promise<void>): void {
-  let closing = false;
+  let firstAt: number | undefined;
   const handler = (signal: NodeJS.Signals) => {
-    if (closing) {
+    if (firstAt !== undefined) {
+      if (performance.now() - firstAt < REPEAT_MS) {
+        logger.info({ signal }, 'signal repeated: already shutting down');
+        return;
+      }
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
-    closing = true;
+    firstAt = performance.now();
     logger.info({ signal }, 'shutting down');
     const timer = setTimeout(() => {
       logger.error({ timeoutMs }, 'shutdown timed out');
@@ -28,6 +40,7 @@ export function onShutdown(logger: Logger, timeoutMs: number, close: () => Promi
       },
     );
   };
-  process.once('SIGTERM', handler);
-  process.once('SIGINT', handler);
+  // `on`, not `once`: without a listener a repeated signal would kill the process mid-drain.
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
 }
