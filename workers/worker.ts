@@ -4,7 +4,7 @@ import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { runWithRequestContext } from '../shared/observability/request-context.ts';
-import { createRedis, queuePrefix } from '../shared/queue/connection.ts';
+import { createRedis, queuePrefix, waitForReady } from '../shared/queue/connection.ts';
 import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { hasJobs, JOB_QUEUES, type JobQueue } from '../shared/queue/jobs.ts';
 import { markOutboxFailed, OutboxRelay } from '../shared/queue/outbox.ts';
@@ -182,13 +182,15 @@ export async function startWorkers(
   scheduleCheck.unref();
   // Said once at start (and kept on /metrics): the reconciler makes up for a Redis that loses
   // data, but only an AOF and noeviction keep the jobs and their history.
-  redisDurability(producer.connection).then(
-    (problems) => {
-      metrics.redisDurability(problems);
-      for (const p of problems) logger.warn({ node: p.node, problem: p.problem }, p.message);
-    },
-    (err: unknown) => logger.warn({ err }, 'Redis persistence settings not checked'),
-  );
+  waitForReady(producer.connection, 30_000)
+    .then(() => redisDurability(producer.connection))
+    .then(
+      (problems) => {
+        metrics.redisDurability(problems);
+        for (const p of problems) logger.warn({ node: p.node, problem: p.problem }, p.message);
+      },
+      (err: unknown) => logger.warn({ err }, 'Redis persistence settings not checked'),
+    );
   logger.info(
     { queues: names, concurrency: config.WORKER_CONCURRENCY, ...(served ? { metrics: served.url } : {}) },
     'workers started',
