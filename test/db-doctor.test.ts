@@ -29,18 +29,21 @@ test.serial('a freshly migrated database is what the manifest lists, no more, no
   t.deepEqual(report.extra, [], hint);
 });
 
-test.serial('pg_dump -Fc, then pg_restore into a new database: no error, and the restored schema is complete', async (t) => {
-  const file = path.join(dir, 'fresh.dump');
-  const dumped = await dump(fresh.url, file);
-  t.is(dumped.code, 0, dumped.stderr);
-  const target = await emptyDatabase();
-  t.teardown(() => target.drop());
-  const restored = await restore(target.url, file);
-  t.is(restored.code, 0, restored.stderr);
-  const doctor = await runScript('scripts/doctor.ts', [], { DATABASE_URL: target.url });
-  t.is(doctor.code, 0, doctor.stderr);
-  t.regex(doctor.stdout, /schema complete/);
-});
+test.serial(
+  'pg_dump -Fc, then pg_restore into a new database: no error, and the restored schema is complete',
+  async (t) => {
+    const file = path.join(dir, 'fresh.dump');
+    const dumped = await dump(fresh.url, file);
+    t.is(dumped.code, 0, dumped.stderr);
+    const target = await emptyDatabase();
+    t.teardown(() => target.drop());
+    const restored = await restore(target.url, file);
+    t.is(restored.code, 0, restored.stderr);
+    const doctor = await runScript('scripts/doctor.ts', [], { DATABASE_URL: target.url });
+    t.is(doctor.code, 0, doctor.stderr);
+    t.regex(doctor.stdout, /schema complete/);
+  },
+);
 
 test.serial('a missing trigger, function or index is said by npm run doctor and npm run migrate, exit 1', async (t) => {
   await sql`drop trigger places_copy_to_activities on places`.execute(broken.db);
