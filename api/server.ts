@@ -10,6 +10,7 @@ import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { OutboxRelay } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { listenAddress } from '../shared/runtime/listen-address.ts';
+import { redisDurability } from '../shared/queue/redis-durability.ts';
 import { type AppOptions, createApp, mountedServices } from './app.ts';
 import type { AppContext } from './context.ts';
 import { TokenVerifier } from './http/auth.ts';
@@ -42,8 +43,26 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
   if (!redisReady.every(Boolean)) logger.warn('Redis is not reachable yet: starting degraded (/ready answers 503)');
   const reads = createReadRouter(config, { db, pool }, redis, logger);
   await reads.start();
-  const relay = new OutboxRelay(db, queues, config.OUTBOX_POLL_MS, (err) =>
-    logger.warn({ err }, 'outbox relay pass failed'),
+  // Said at start; the workers also keep it on their /metrics (redis_durability_warning).
+  if (redisReady.every(Boolean))
+    redisDurability(queues.connection).then(
+      (problems) => {
+        for (const p of problems) logger.warn({ node: p.node, problem: p.problem }, p.message);
+      },
+      (err: unknown) => logger.warn({ err }, 'Redis persistence settings not checked'),
+    );
+  const relay = new OutboxRelay(
+    db,
+    queues,
+    config.OUTBOX_POLL_MS,
+    (err) => logger.warn({ err }, 'outbox relay pass failed'),
+    {
+      onNewEpoch: (check) =>
+        logger.warn(
+          check,
+          'outbox: new epoch (the database was restored, copied or promoted): open rows relayed again under new job ids',
+        ),
+    },
   );
   const context: AppContext = {
     config,

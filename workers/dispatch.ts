@@ -5,6 +5,7 @@ import { tracing } from '../shared/observability/tracing.ts';
 import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { hasOutboxRow, type JobName, type JobQueue, jobNames } from '../shared/queue/jobs.ts';
 import { markOutboxDone } from '../shared/queue/outbox.ts';
+import { outboxJobId } from '../shared/queue/outbox-epoch.ts';
 import type { WorkerMetrics } from './metrics.ts';
 import type { JobDeps, Processors, QueueProcessor, WorkerDeps } from './processor.ts';
 
@@ -63,7 +64,9 @@ export function dispatch<Q extends JobQueue>(
     const logger = requestId === undefined ? deps.logger : deps.logger.child({ reqId: requestId });
     // Scheduled jobs have no outbox row: the update finds none. Jobs added without one skip it.
     const markDone: JobDeps['markDone'] = (trx) =>
-      job.id === undefined || !hasOutboxRow(queue, job.name) ? Promise.resolve() : markOutboxDone(trx, queue, job.id);
+      job.id === undefined || !hasOutboxRow(queue, job.name)
+        ? Promise.resolve()
+        : markOutboxDone(trx, queue, outboxJobId(job.id));
     // The done mark and line in the span too: the line carries the job's span id.
     const run = () =>
       tracing().inSpan(

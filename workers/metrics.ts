@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReconcileResult } from '../shared/queue/outbox.ts';
 import { listenAddress } from '../shared/runtime/listen-address.ts';
+import type { RedisDurabilityProblem } from '../shared/queue/redis-durability.ts';
 
 /**
  * What only the process that runs the jobs knows: how long they take, which stalled, what the
@@ -33,19 +34,43 @@ export class WorkerMetrics {
   });
   readonly #reconciled = new Counter({
     name: 'outbox_reconciled_total',
-    help: 'Outbox rows the reconciler settled, by outcome: relayed (Redis had lost the job), done, failed',
+    help: 'Outbox rows the reconciler settled, by outcome: relayed (Redis had lost the job), rerun (Redis held it completed, this database did not: run again under a new id), failed',
     labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #redisLoss = new Counter({
+    name: 'redis_data_loss_detected_total',
+    help: "Times this process found a queue's marker key gone from Redis (its data lost) and reconciled the queue at once, by queue",
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+  readonly #durability = new Gauge({
+    name: 'redis_durability_warning',
+    help: 'Redis settings the queues need, checked at start: 1 when a server runs without AOF (problem="aof_off") or evicts keys (problem="eviction_policy")',
+    labelNames: ['problem'] as const,
     registers: [this.registry],
   });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Zero series from the start, so rate() and increase() see the first event.
-    for (const outcome of ['relayed', 'done', 'failed']) this.#reconciled.inc({ outcome }, 0);
+    for (const outcome of ['relayed', 'rerun', 'failed']) this.#reconciled.inc({ outcome }, 0);
+    for (const problem of ['aof_off', 'eviction_policy']) this.#durability.set({ problem }, 0);
+  }
+
+  redisLoss(queues: readonly string[], result: ReconcileResult): void {
+    for (const queue of queues) this.#redisLoss.inc({ queue });
+    this.reconciled(result);
+  }
+
+  redisDurability(problems: readonly RedisDurabilityProblem[]): void {
+    for (const { problem } of problems) this.#durability.set({ problem }, 1);
   }
 
   /** Starts the series of a queue at zero. */
   watch(queue: string): void {
+    this.#redisLoss.inc({ queue }, 0);
     this.#stalled.inc({ queue }, 0);
     for (const final of ['true', 'false']) this.#failed.inc({ queue, final }, 0);
   }
@@ -64,7 +89,7 @@ export class WorkerMetrics {
 
   reconciled(result: ReconcileResult): void {
     this.#reconciled.inc({ outcome: 'relayed' }, result.relayed);
-    this.#reconciled.inc({ outcome: 'done' }, result.done);
+    this.#reconciled.inc({ outcome: 'rerun' }, result.rerun);
     this.#reconciled.inc({ outcome: 'failed' }, result.failed);
   }
 

@@ -5,11 +5,13 @@ import { assertMigrated, migrateToLatest } from '../shared/db/migrate.ts';
 import { releaseName } from '../shared/db/release.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { runWithRequestContext } from '../shared/observability/request-context.ts';
-import { createRedis, queuePrefix } from '../shared/queue/connection.ts';
+import { createRedis, queuePrefix, waitForReady } from '../shared/queue/connection.ts';
 import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { hasJobs, JOB_QUEUES, type JobQueue } from '../shared/queue/jobs.ts';
 import { markOutboxFailed, OutboxRelay } from '../shared/queue/outbox.ts';
+import { outboxJobId } from '../shared/queue/outbox-epoch.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
+import { redisDurability } from '../shared/queue/redis-durability.ts';
 import { checkProcessors, dispatch } from './dispatch.ts';
 import { WorkerMetrics } from './metrics.ts';
 import type { Processors, QueueProcessor, WorkerDeps } from './processor.ts';
@@ -102,7 +104,7 @@ export async function startWorkers(
       if (meta === undefined) line();
       else runWithRequestContext(meta, line);
       if (final && job?.id !== undefined)
-        markOutboxFailed(db, name, job.id).catch((error: unknown) =>
+        markOutboxFailed(db, name, outboxJobId(job.id)).catch((error: unknown) =>
           // The reconciler finds the job failed later and marks the row then.
           logger.warn({ queue: name, jobId: job.id, err: error }, 'outbox row not marked failed'),
         );
@@ -117,6 +119,8 @@ export async function startWorkers(
   // Every worker process also relays the outbox, so jobs flow even when no API process runs; its
   // relay also reconciles: it relays again the jobs Redis lost.
   const producer = new QueueSet(createRedis(config, 'producer'), config.QUEUE_PREFIX);
+  // Set once the job schedulers are known (below): a loss seen before then needs no extra check.
+  let afterRedisLoss = () => {};
   const relay = new OutboxRelay(
     db,
     producer,
@@ -128,6 +132,20 @@ export async function startWorkers(
         metrics.reconciled(result);
         logger.warn(result, 'outbox reconciled: jobs not completed long after their relay were looked for in Redis');
       },
+      watchQueues: JOB_QUEUES,
+      onRedisLoss: (lost, result) => {
+        metrics.redisLoss(lost, result);
+        logger.warn(
+          { queues: lost, ...result },
+          "queues' marker keys missing from Redis (a new Redis, or one that lost its data): open outbox rows looked for in Redis at once",
+        );
+        afterRedisLoss();
+      },
+      onNewEpoch: (check) =>
+        logger.warn(
+          check,
+          'outbox: new epoch (the database was restored, copied or promoted): open rows relayed again under new job ids',
+        ),
     },
   );
   relay.start();
@@ -143,9 +161,9 @@ export async function startWorkers(
   });
   for (const { queue, schedule } of scheduled) await schedule(queue, config);
   // A Redis that lost its data lost the schedulers too: put back those gone (upserting one that
-  // exists is avoided: it could move its next run).
+  // exists is avoided: it could move its next run). At once when the relay sees the loss.
   let checking = false;
-  const scheduleCheck = setInterval(async () => {
+  async function checkSchedules() {
     if (checking) return;
     checking = true;
     try {
@@ -161,8 +179,21 @@ export async function startWorkers(
     } finally {
       checking = false;
     }
-  }, config.OUTBOX_RECONCILE_AFTER_S * 1000);
+  }
+  const scheduleCheck = setInterval(checkSchedules, config.OUTBOX_RECONCILE_AFTER_S * 1000);
+  afterRedisLoss = () => void checkSchedules();
   scheduleCheck.unref();
+  // Said once at start (and kept on /metrics): the reconciler makes up for a Redis that loses
+  // data, but only an AOF and noeviction keep the jobs and their history.
+  waitForReady(producer.connection, 30_000)
+    .then(() => redisDurability(producer.connection))
+    .then(
+      (problems) => {
+        metrics.redisDurability(problems);
+        for (const p of problems) logger.warn({ node: p.node, problem: p.problem }, p.message);
+      },
+      (err: unknown) => logger.warn({ err }, 'Redis persistence settings not checked'),
+    );
   logger.info(
     {
       queues: names,

@@ -245,6 +245,8 @@ export function jobIdProblem(jobId: string): string | undefined {
   if (jobId === '') return 'is empty';
   if (jobId.includes(':')) return "contains ':'";
   if (/^\d+$/.test(jobId)) return 'is all digits';
+  // The outbox adds its epoch after an '@' (outbox-epoch.ts).
+  if (jobId.includes('@')) return "contains '@'";
   return undefined;
 }
 

@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema/index.ts';
+import { bullJobId, outboxJobId } from './outbox-epoch.ts';
 
 /**
  * The outbox side of retrying failed jobs (`npm run jobs -- retry`, the queue dashboard): a
@@ -15,13 +16,14 @@ import type { Database } from '../db/schema/index.ts';
 /** Rows opened for a retry, with the failure time they had. */
 export interface OpenedRow {
   id: number;
+  /** The BullMQ id of the row's job. */
   jobId: string;
   failedAt: Date;
 }
 
 /**
- * Opens the failed rows (not done) of these jobs of `queue`, or of every failed job of the
- * queue: `failed_at` cleared, `checked_at` now (the reconciler gives them a fresh relay's grace).
+ * Opens the failed rows (not done) of these jobs of `queue` (BullMQ ids), or of every failed job
+ * of the queue: `failed_at` cleared, `checked_at` now (the reconciler gives them a fresh relay's grace).
  */
 export async function openFailedRows(
   db: Kysely<Database>,
@@ -29,17 +31,17 @@ export async function openFailedRows(
   jobIds?: readonly string[],
 ): Promise<OpenedRow[]> {
   if (jobIds?.length === 0) return [];
-  const { rows } = await sql<{ id: number; job_id: string; failed_at: Date }>`
+  const { rows } = await sql<{ id: number; job_id: string; epoch: number; reruns: number; failed_at: Date }>`
     update outbox o set failed_at = null, checked_at = now()
     from (
       select id, failed_at from outbox
       where queue = ${queue} and done_at is null and failed_at is not null
-        ${jobIds ? sql`and job_id = any(${[...jobIds]}::text[])` : sql``}
+        ${jobIds ? sql`and job_id = any(${jobIds.map(outboxJobId)}::text[])` : sql``}
       for update
     ) old
     where o.id = old.id
-    returning o.id, o.job_id, old.failed_at`.execute(db);
-  return rows.map((r) => ({ id: r.id, jobId: r.job_id, failedAt: r.failed_at }));
+    returning o.id, o.job_id, o.epoch, o.reruns, old.failed_at`.execute(db);
+  return rows.map((r) => ({ id: r.id, jobId: bullJobId(r.job_id, Number(r.epoch), r.reruns), failedAt: r.failed_at }));
 }
 
 /**

@@ -4,7 +4,9 @@ import { requestContext } from '../observability/request-context.ts';
 import { tracing } from '../observability/tracing.ts';
 import { encodeJobMeta } from './job-meta.ts';
 import { jobIdProblem, type OutboxJob } from './jobs.ts';
+import { bullJobId, checkOutboxEpoch, type EpochCheck } from './outbox-epoch.ts';
 import { QUEUE_NAMES, type QueueName, type QueueSet } from './queues.ts';
+import { queuesWithoutMarker } from './redis-loss.ts';
 
 /**
  * Stores jobs (built with `job()` of jobs.ts) in the caller's transaction: they exist exactly when
@@ -52,19 +54,27 @@ export interface OutboxRow {
   traceparent: string | null;
 }
 
-/** An outbox row as BullMQ gets it: the request travels in the job's options (job-meta.ts). */
+/**
+ * An outbox row as BullMQ gets it: the request travels in the job's options (job-meta.ts), the
+ * row's epoch and reruns in its id (outbox-epoch.ts).
+ */
 function bullJob(row: {
   job_name: string;
   job_id: string;
   payload: unknown;
   request_id: string | null;
   traceparent: string | null;
+  epoch?: number;
+  reruns?: number;
 }) {
   const meta = encodeJobMeta(row.request_id, row.traceparent);
   return {
     name: row.job_name,
     data: row.payload,
-    opts: { jobId: row.job_id, ...(meta === undefined ? {} : { telemetry: { metadata: meta } }) },
+    opts: {
+      jobId: bullJobId(row.job_id, row.epoch ?? 0, row.reruns ?? 0),
+      ...(meta === undefined ? {} : { telemetry: { metadata: meta } }),
+    },
   };
 }
 
@@ -102,16 +112,19 @@ export async function addJobsNow(
 export async function relayOutboxBatch(db: Kysely<Database>, queues: QueueSet, batchSize = 200): Promise<number> {
   queues.assertReady();
   return db.transaction().execute(async (trx) => {
-    const rows = await trx
+    const unsent = await trx
       .selectFrom('outbox')
-      .select(['id', 'queue', 'job_name', 'job_id', 'payload', 'request_id', 'traceparent'])
+      .select(['id', 'queue', 'job_name', 'job_id', 'payload', 'request_id', 'traceparent', 'epoch', 'reruns'])
       .where('sent_at', 'is', null)
       .orderBy('id')
       .limit(batchSize)
       .forUpdate()
       .skipLocked()
       .execute();
-    if (rows.length === 0) return 0;
+    if (unsent.length === 0) return 0;
+    // Relayed in the current epoch (outbox-epoch.ts); a row relayed again keeps a later one.
+    const { epoch } = await trx.selectFrom('outbox_epoch').select('epoch').executeTakeFirstOrThrow();
+    const rows = unsent.map((r) => ({ ...r, epoch: Math.max(Number(r.epoch), Number(epoch)) }));
     const byQueue = new Map<string, typeof rows>();
     for (const row of rows) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
     for (const [queue, list] of byQueue) {
@@ -119,7 +132,11 @@ export async function relayOutboxBatch(db: Kysely<Database>, queues: QueueSet, b
     }
     await trx
       .updateTable('outbox')
-      .set({ sent_at: sql<Date>`now()`, attempts: sql<number>`attempts + 1` })
+      .set({
+        sent_at: sql<Date>`now()`,
+        attempts: sql<number>`attempts + 1`,
+        epoch: sql<number>`greatest(epoch, ${Number(epoch)})`,
+      })
       .where(
         'id',
         'in',
@@ -184,48 +201,65 @@ export interface ReconcileResult {
   checked: number;
   /** Jobs Redis no longer had: relayed again with the same job id. */
   relayed: number;
-  /** Jobs found completed (a row written after its job had already run): marked done. */
-  done: number;
+  /**
+   * Jobs Redis holds as completed while their row is not done here (the database was restored,
+   * or the row was written after a job of the same id had run): run again under a new id.
+   */
+  rerun: number;
   /** Jobs found failed (e.g. stalled too often): marked failed. */
   failed: number;
 }
 
+/** Which rows a reconciler batch looks at, besides its age limit. */
+export interface ReconcileScope {
+  /** Only these queues. */
+  queues?: readonly string[];
+  /** Only rows after this id (a pass over every row pages with it). */
+  afterId?: number;
+  /** Also rows looked at recently (`checked_at`): after a loss of Redis's data, every row is suspect. */
+  ignoreChecked?: boolean;
+}
+
 /**
  * Looks in Redis for the jobs of rows relayed more than `afterSeconds` ago and not done: a job
- * Redis lost (data loss, a restart without persistence) is relayed again with its deterministic
- * id; one still queued or running is left alone and looked at again `afterSeconds` later. BullMQ
- * ignores an add whose id exists, so a row reconciled by two relays at once still makes one job.
+ * Redis lost (data loss, a restart without persistence) is relayed again with its id; one Redis
+ * holds as completed while its row is not done here (a restored database next to a Redis that
+ * ran its job in another life) is relayed again under a new id (`reruns`: outbox-epoch.ts); one
+ * still queued or running is left alone and looked at again `afterSeconds` later. BullMQ ignores
+ * an add whose id exists, so a row reconciled by two relays at once still makes one job.
  */
 export async function reconcileOutboxBatch(
   db: Kysely<Database>,
   queues: QueueSet,
   afterSeconds: number,
   batchSize = 200,
-): Promise<ReconcileResult> {
+  scope: ReconcileScope = {},
+): Promise<ReconcileResult & { lastId: number | undefined }> {
   queues.assertReady();
   return db.transaction().execute(async (trx) => {
     const stale = sql<Date>`now() - make_interval(secs => ${afterSeconds})`;
-    const rows = await trx
+    let query = trx
       .selectFrom('outbox')
-      .select(['id', 'queue', 'job_name', 'job_id', 'payload', 'request_id', 'traceparent'])
+      .select(['id', 'queue', 'job_name', 'job_id', 'payload', 'request_id', 'traceparent', 'epoch', 'reruns'])
       .where('done_at', 'is', null)
       .where('failed_at', 'is', null)
-      .where('sent_at', '<', stale)
-      .where((eb) => eb.or([eb('checked_at', 'is', null), eb('checked_at', '<', stale)]))
-      .orderBy('id')
-      .limit(batchSize)
-      .forUpdate()
-      .skipLocked()
-      .execute();
-    const result: ReconcileResult = { checked: rows.length, relayed: 0, done: 0, failed: 0 };
+      .where('sent_at', '<', stale);
+    if (!scope.ignoreChecked)
+      query = query.where((eb) => eb.or([eb('checked_at', 'is', null), eb('checked_at', '<', stale)]));
+    if (scope.queues) query = query.where('queue', 'in', [...scope.queues]);
+    if (scope.afterId !== undefined) query = query.where('id', '>', scope.afterId);
+    const rows = await query.orderBy('id').limit(batchSize).forUpdate().skipLocked().execute();
+    const result = { checked: rows.length, relayed: 0, rerun: 0, failed: 0, lastId: rows.at(-1)?.id };
     if (rows.length === 0) return result;
-    const states = await Promise.all(rows.map((r) => queues.get(r.queue as QueueName).getJobState(r.job_id)));
+    const states = await Promise.all(
+      rows.map((r) => queues.get(r.queue as QueueName).getJobState(bullJobId(r.job_id, r.epoch, r.reruns))),
+    );
     const lost = rows.filter((_, i) => states[i] === 'unknown');
+    const rerun = rows.filter((_, i) => states[i] === 'completed').map((r) => ({ ...r, reruns: r.reruns + 1 }));
     const byQueue = new Map<string, typeof rows>();
-    for (const row of lost) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
+    for (const row of [...lost, ...rerun]) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
     for (const [queue, list] of byQueue) await queues.get(queue as QueueName).addBulk(list.map(bullJob));
     const idsIn = (state: string) => rows.filter((_, i) => states[i] === state).map((r) => r.id);
-    const done = idsIn('completed');
     const failed = idsIn('failed');
     await trx
       .updateTable('outbox')
@@ -246,12 +280,47 @@ export async function reconcileOutboxBatch(
           lost.map((r) => r.id),
         )
         .execute();
-    if (done.length > 0)
-      await trx.updateTable('outbox').set({ done_at: sql<Date>`now()` }).where('id', 'in', done).execute();
+    if (rerun.length > 0)
+      await trx
+        .updateTable('outbox')
+        .set({ sent_at: sql<Date>`now()`, attempts: sql<number>`attempts + 1`, reruns: sql<number>`reruns + 1` })
+        .where(
+          'id',
+          'in',
+          rerun.map((r) => r.id),
+        )
+        .execute();
     if (failed.length > 0)
       await trx.updateTable('outbox').set({ failed_at: sql<Date>`now()` }).where('id', 'in', failed).execute();
-    return { ...result, relayed: lost.length, done: done.length, failed: failed.length };
+    return { ...result, relayed: lost.length, rerun: rerun.length, failed: failed.length };
   });
+}
+
+/**
+ * Looks in Redis for the job of every open row relayed before now (of `names`, or all queues),
+ * whenever it was last looked at: lost jobs are relayed again (reconcileOutboxBatch). For a loss
+ * of Redis's data (redis-loss.ts), and `npm run jobs -- reconcile`.
+ */
+export async function reconcileNow(
+  db: Kysely<Database>,
+  queues: QueueSet,
+  names?: readonly string[],
+): Promise<ReconcileResult> {
+  const total: ReconcileResult = { checked: 0, relayed: 0, rerun: 0, failed: 0 };
+  let afterId: number | undefined;
+  for (;;) {
+    const batch = await reconcileOutboxBatch(db, queues, 0, 500, {
+      ignoreChecked: true,
+      ...(names ? { queues: names } : {}),
+      ...(afterId === undefined ? {} : { afterId }),
+    });
+    total.checked += batch.checked;
+    total.relayed += batch.relayed;
+    total.rerun += batch.rerun;
+    total.failed += batch.failed;
+    if (batch.lastId === undefined) return total;
+    afterId = batch.lastId;
+  }
 }
 
 /** One queue's outbox as an operator watches it (/metrics). Ages are 0 when no row is concerned. */
@@ -313,7 +382,21 @@ export interface RelayOptions {
   reconcileAfterS?: number;
   /** Told what each reconciler batch that found something did. */
   onReconcile?: (result: ReconcileResult) => void;
+  /**
+   * Watch these queues' markers in Redis (redis-loss.ts) and reconcile a queue at once when its
+   * marker is gone; unset: never (only the reconciler's age limit finds lost jobs).
+   */
+  watchQueues?: readonly QueueName[];
+  /** How often the markers are looked at (default 1 s). */
+  lossCheckMs?: number;
+  /** Told which queues lost their marker and what reconciling them at once did. */
+  onRedisLoss?: (queues: QueueName[], result: ReconcileResult) => void;
+  /** Told when a new outbox epoch began (the database was restored, copied or promoted). */
+  onNewEpoch?: (check: EpochCheck) => void;
 }
+
+/** How often a relay checks that its database is where the outbox epoch was set. */
+const EPOCH_CHECK_MS = 10_000;
 
 /**
  * Runs relay passes until stopped: immediately again while batches are full, every `intervalMs`
@@ -328,6 +411,8 @@ export class OutboxRelay {
   #lastPurge = 0;
   #failures = 0;
   #lastReconcile = 0;
+  #lastLossCheck = 0;
+  #lastEpochCheck = 0;
   /** A kick came during the running pass. */
   #again = false;
   readonly db: Kysely<Database>;
@@ -382,6 +467,9 @@ export class OutboxRelay {
     // Kicks from now on are for commits this pass may not see.
     this.#again = false;
     try {
+      // Before relaying: rows of a restored database must not go out under their old ids.
+      await this.#checkEpoch();
+      await this.#checkRedisLoss();
       if ((await relayOutboxBatch(this.db, this.queues)) >= 200) next = 0;
       else if (await this.#reconcile()) next = 0;
       this.#failures = 0;
@@ -406,10 +494,27 @@ export class OutboxRelay {
   async #reconcile(): Promise<boolean> {
     const after = this.options.reconcileAfterS;
     if (after === undefined || Date.now() - this.#lastReconcile < Math.min(10_000, after * 250)) return false;
-    const result = await reconcileOutboxBatch(this.db, this.queues, after);
+    const { lastId: _, ...result } = await reconcileOutboxBatch(this.db, this.queues, after);
     if (result.checked < 200) this.#lastReconcile = Date.now();
-    if (result.relayed + result.done + result.failed > 0) this.options.onReconcile?.(result);
+    if (result.relayed + result.rerun + result.failed > 0) this.options.onReconcile?.(result);
     return result.checked >= 200;
+  }
+
+  async #checkEpoch(): Promise<void> {
+    if (Date.now() - this.#lastEpochCheck < EPOCH_CHECK_MS) return;
+    const check = await checkOutboxEpoch(this.db);
+    this.#lastEpochCheck = Date.now();
+    if (check.changed) this.options.onNewEpoch?.(check);
+  }
+
+  async #checkRedisLoss(): Promise<void> {
+    const watched = this.options.watchQueues;
+    if (!watched || Date.now() - this.#lastLossCheck < (this.options.lossCheckMs ?? 1_000)) return;
+    const lost = await queuesWithoutMarker(this.queues, watched);
+    this.#lastLossCheck = Date.now();
+    if (lost.length === 0) return;
+    const result = await reconcileNow(this.db, this.queues, lost);
+    this.options.onRedisLoss?.(lost, result);
   }
 
   async stop(): Promise<void> {

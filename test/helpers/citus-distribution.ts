@@ -88,6 +88,7 @@ export const DISTRIBUTION: Record<keyof Database, Placement> = {
     kind: 'local',
     why: 'the relays claim rows with FOR UPDATE SKIP LOCKED across all users, which Citus runs on one node only',
   },
+  outbox_epoch: { kind: 'local', why: "one row: the outbox's epoch, read and locked with the outbox" },
   idempotency_keys: {
     kind: 'local',
     why: 'keyed by caller scope (account or client), also for callers without a tracking user',

@@ -34,6 +34,8 @@ import * as m0063 from './0063_similar_activities.ts';
 import * as m0064 from './0064_city_keys.ts';
 import * as m0065 from './0065_webhook_clients.ts';
 import * as m0066 from './0066_account_sessions.ts';
+import * as m0067 from './0067_restorable_functions.ts';
+import * as m0068 from './0068_outbox_epoch.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -75,4 +77,6 @@ export const migrations: Record<string, Migration> = {
   '0064_city_keys': m0064,
   '0065_webhook_clients': m0065,
   '0066_account_sessions': m0066,
+  '0067_restorable_functions': m0067,
+  '0068_outbox_epoch': m0068,
 };

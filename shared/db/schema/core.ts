@@ -19,8 +19,21 @@ export interface OutboxTable {
   request_id: string | null;
   /** The W3C traceparent the job continues, null when there is none. */
   traceparent: string | null;
+  /** The outbox epoch the row was relayed in (shared/queue/outbox-epoch.ts): part of its BullMQ job id. */
+  epoch: Generated<number>;
+  /** Runs asked again because Redis said completed while the row was not done: part of its BullMQ job id. */
+  reruns: Generated<number>;
+}
+
+/** One row: the epoch of the outbox and the database it was set in. */
+export interface OutboxEpochTable {
+  singleton: Generated<boolean>;
+  epoch: Generated<number>;
+  database_identity: string | null;
+  changed_at: Generated<Date>;
 }
 
 export interface CoreTables {
   outbox: OutboxTable;
+  outbox_epoch: OutboxEpochTable;
 }
