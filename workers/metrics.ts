@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReconcileResult } from '../shared/queue/outbox.ts';
-import { listenAddress } from '../shared/runtime/listen-address.ts';
 import type { RedisDurabilityProblem } from '../shared/queue/redis-durability.ts';
+import { listenAddress } from '../shared/runtime/listen-address.ts';
 
 /**
  * What only the process that runs the jobs knows: how long they take, which stalled, what the
