@@ -8,6 +8,8 @@ export type ThumbnailJobPayload = {
   activityId: number;
   /** The original the thumbnail is made from; the job is skipped if the activity moved on. */
   imagePath: string;
+  /** When `npm run derived:rebuild` asked (compact time, also in the job id), else absent. */
+  requestedAt?: string;
 };
 
 /**
@@ -18,6 +20,8 @@ export type TrackThumbnailJobPayload = {
   activityId: string;
   /** The activity's version after the change (the job always draws the activity as it is then). */
   version: number;
+  /** When `npm run derived:rebuild` asked (compact time, also in the job id), else absent. */
+  requestedAt?: string;
 };
 
 /** Recomputes every sport recommendation (queue `recommendations`); replaces the previous result. */
@@ -172,11 +176,13 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
       `sumups-rebuild-${userId.replace(/[^A-Za-z0-9_-]/g, '_')}-${requestedAt.replace(/[^A-Za-z0-9_-]/g, '_')}`,
   },
   thumbnails: {
-    // One job per stored original (a new upload has a new path, hence its own job).
-    'activity-thumbnail': ({ imagePath }) => `thumb-${imagePath.replace(/[^A-Za-z0-9_-]/g, '_')}`,
-    // One job per tracking activity version (a change relayed twice makes one job).
-    'activity-track-thumbnail': ({ activityId, version }) =>
-      `track-thumb-${activityId.replace(/[^A-Za-z0-9_-]/g, '_')}-v${version}`,
+    // One job per stored original (a new upload has a new path, hence its own job); a rebuild's
+    // its own (the job of the upload may still be completed in Redis under the bare id).
+    'activity-thumbnail': ({ imagePath, requestedAt }) =>
+      `thumb-${imagePath.replace(/[^A-Za-z0-9_-]/g, '_')}${requestedAt === undefined ? '' : `-${requestedAt}`}`,
+    // One job per tracking activity version (a change relayed twice makes one job), and per rebuild.
+    'activity-track-thumbnail': ({ activityId, version, requestedAt }) =>
+      `track-thumb-${activityId.replace(/[^A-Za-z0-9_-]/g, '_')}-v${version}${requestedAt === undefined ? '' : `-${requestedAt}`}`,
   },
   recommendations: {
     // One job per request (the computation replaces everything, so a duplicate only costs time).

@@ -81,10 +81,11 @@ export async function movingFieldsForSport(
 }
 
 /**
- * Fills the moving fields of every activity that has none (migration 0062), `batch` at a time in
- * id order; returns how many it filled. Each activity's streams are read once.
+ * Fills the moving fields of every activity that has none (migration 0062), or with `all` of
+ * every activity (`npm run derived:rebuild -- --moving --force`), `batch` at a time in id order;
+ * returns how many it filled. Each activity's streams are read once.
  */
-export async function fillMovingFields(db: Executor, batch = 200): Promise<number> {
+export async function fillMovingFields(db: Executor, batch = 200, { all = false } = {}): Promise<number> {
   let after = '';
   let filled = 0;
   for (;;) {
@@ -95,7 +96,7 @@ export async function fillMovingFields(db: Executor, batch = 200): Promise<numbe
       data_summaries: Record<string, number>;
     }>`
       select id, sport_id, duration, data_summaries from activities
-      where moving_time is null and id > ${after} order by id limit ${batch}`.execute(db);
+      where ${all ? sql`true` : sql`moving_time is null`} and id > ${after} order by id limit ${batch}`.execute(db);
     if (rows.length === 0) return filled;
     for (const a of rows) {
       const streams = await storedSpeedStreams(db, a.id);

@@ -18,11 +18,12 @@ export function previewRows(datastream: Datastream) {
 
 /**
  * Writes the previews of the long activities that have none (migration 0062, for the activities
- * stored before it), one activity at a time, `batch` ids per look-up; returns how many it wrote.
+ * stored before it), or with `all` rewrites those of every long activity (`npm run derived:rebuild
+ * -- --previews --force`), one activity at a time, `batch` ids per look-up; returns how many it wrote.
  * Activities whose duration is under PREVIEW_MIN_SAMPLES seconds are passed over (their samples
  * are whole seconds apart, so they have no more than that, unless written past their duration).
  */
-export async function fillStreamPreviews(db: Executor, batch = 100): Promise<number> {
+export async function fillStreamPreviews(db: Executor, batch = 100, { all = false } = {}): Promise<number> {
   let after = '';
   let filled = 0;
   for (;;) {
@@ -30,7 +31,7 @@ export async function fillStreamPreviews(db: Executor, batch = 100): Promise<num
     const { rows } = await sql<{ activity_id: string }>`
       select d.activity_id from activity_datastreams d join activities a on a.id = d.activity_id
       where d.activity_id > ${after} and a.duration >= ${PREVIEW_MIN_SAMPLES}
-        and not exists (select from activity_stream_previews p where p.activity_id = d.activity_id)
+        and (${all} or not exists (select from activity_stream_previews p where p.activity_id = d.activity_id))
         and cardinality(d.elapsed) > ${PREVIEW_MIN_SAMPLES}
       order by d.activity_id limit ${batch}`.execute(db);
     if (rows.length === 0) return filled;
@@ -46,6 +47,9 @@ export async function fillStreamPreviews(db: Executor, batch = 100): Promise<num
       };
       const values = previewRows(datastream);
       if (values.length === 0) continue;
+      // Two statements, not one transaction (the executor may be a migration's): an activity left
+      // without a preview by a crash between them is filled by the next run without `all`.
+      if (all) await sql`delete from activity_stream_previews where activity_id = ${id}`.execute(db);
       await sql`
         insert into activity_stream_previews (activity_id, datatype_id, samples, "values")
         select ${id}, v.datatype_id, v.samples, v.bytes from (values ${sql.join(values)}) as v (datatype_id, samples, bytes)

@@ -24,6 +24,12 @@ const PLACEHOLDERS_DIR = `${TRACKING_STORAGE_ROOT}/placeholders`;
  */
 const GENERATED = /\/v2\/media\/((?:thumbnails\/[A-Za-z0-9_-]+|placeholders)\/[a-z]+-[0-9a-f]{16}\.(?:png|webp))$/;
 
+/** The storage path (under STORAGE_DIR) of a thumbnail URL this job wrote, else undefined (none, or the user's). */
+export function generatedThumbnailPath(thumbnail: string | null): string | undefined {
+  const generated = thumbnail === null ? undefined : GENERATED.exec(thumbnail)?.[1];
+  return generated === undefined ? undefined : trackingMediaStoragePath(generated);
+}
+
 export type TrackThumbnailOutcome =
   | { status: 'done'; url: string; path: string; bytes: number; placeholder: boolean }
   | { status: 'skipped'; reason: string };
