@@ -308,11 +308,14 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
   const exported = await db.selectFrom('tracking_exports').select('id').executeTakeFirst();
   if (exported) await markExportFailed(db, exported.id, 60, 'stopped by the test');
 
-  // Migration 0062's backfills, over rows written before it.
+  // The backfills of migration 0062 and npm run derived:rebuild, over rows written before them.
   await db.updateTable('activities').set({ moving_time: null }).execute();
   await fillMovingFields(db);
   await db.deleteFrom('activity_stream_previews').execute();
   await fillStreamPreviews(db);
+  // npm run derived:rebuild -- --moving --previews --force: every activity's, rewritten.
+  await fillMovingFields(db, 200, { all: true });
+  await fillStreamPreviews(db, 100, { all: true });
   // records:recompute's refresh of computed climbs, over an activity whose climb the old rule computed.
   const withElevation = await db
     .selectFrom('activity_stream_channels')
