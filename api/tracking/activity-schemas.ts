@@ -121,8 +121,8 @@ export const activityView: HydraView<ActivityRow, typeof activitySchema> = {
 /**
  * One activity with its `datastream` and `locations`: JSON-LD (`@context`, `@id`, `@type` first)
  * or API Platform's plain JSON, as a stream of chunks written from the columns while it is sent,
- * one chunk per turn of the event loop (the largest activity is about 25 MB: other requests run
- * between its chunks).
+ * one chunk per turn of the event loop (an activity at the limits is megabytes of JSON: other
+ * requests run between its chunks).
  */
 export function activityDocument(found: { row: ActivityRow; content: ActivityContent }, jsonLd: boolean): Readable {
   const view = activityView;
