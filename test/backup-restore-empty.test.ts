@@ -8,12 +8,11 @@ import { createDb, type Db } from '../shared/db/database.ts';
 import { writeStorageFile } from '../shared/media/storage.ts';
 import { activityImagePath, setActivityImage } from '../shared/places/images.ts';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
-import { createActivity } from '../shared/tracking/activities/store.ts';
 import { generatedThumbnailPath } from '../shared/tracking/thumbnail/activity-thumbnail.ts';
 import { runScript } from './helpers/cli.ts';
 import { drainOutbox } from './helpers/outbox.ts';
 import { dump, emptyDatabase, restore } from './helpers/pg-backup.ts';
-import { insertTrackingUser } from './helpers/records.ts';
+import { insertTrackingUser, storeActivity } from './helpers/records.ts';
 import { PrivateRedis } from './helpers/redis-server.ts';
 import { oracleRows, rollupRows } from './helpers/sumups.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
@@ -45,28 +44,18 @@ async function run(userId: string, day: number): Promise<string> {
   const stopped = (s: number) => s >= 2000 && s < 2120;
   let metres = 0;
   const distance = Float64Array.from(elapsed, (s) => (metres += stopped(s) ? 0 : 3 + day / 10));
-  const row = await createActivity(db, userId, {
-    userId,
-    userDeviceId: null,
-    connectorId: null,
-    comment: null,
-    userSession: null,
-    images: [],
-    tags: null,
-    location: null,
-    content: {
-      sportId: 121,
-      name: null,
-      startdate: new Date(Date.UTC(2026, 2, day, 8)),
-      duration: 4500,
-      summaries: new Map([[DATATYPE.DISTANCE, metres]]),
-      datastream: { elapsed, channels: new Map([[DATATYPE.DISTANCE, distance]]) },
-      track: {
-        elapsed,
-        latitude: Float64Array.from(elapsed, (s) => 45 + s / 10_000),
-        longitude: Float64Array.from(elapsed, (s) => 6 + Math.sin(s / 500) / 100 + day / 1000),
-        elevation: new Float64Array(elapsed.length).fill(Number.NaN),
-      },
+  const row = await storeActivity(db, userId, {
+    sportId: 121,
+    name: null,
+    startdate: new Date(Date.UTC(2026, 2, day, 8)),
+    duration: 4500,
+    summaries: new Map([[DATATYPE.DISTANCE, metres]]),
+    datastream: { elapsed, channels: new Map([[DATATYPE.DISTANCE, distance]]) },
+    track: {
+      elapsed,
+      latitude: Float64Array.from(elapsed, (s) => 45 + s / 10_000),
+      longitude: Float64Array.from(elapsed, (s) => 6 + Math.sin(s / 500) / 100 + day / 1000),
+      elevation: new Float64Array(elapsed.length).fill(Number.NaN),
     },
   });
   return row.id;

@@ -4,12 +4,11 @@ import path from 'node:path';
 import test from 'ava';
 import { createDb } from '../shared/db/database.ts';
 import { DATATYPE, emptyDatastream, emptyTrack } from '../shared/tracking/activities/data.ts';
-import { createActivity } from '../shared/tracking/activities/store.ts';
 import { runScript } from './helpers/cli.ts';
 import { waitFor } from './helpers/failing-jobs.ts';
 import { drainOutbox } from './helpers/outbox.ts';
 import { dump, emptyDatabase, restore } from './helpers/pg-backup.ts';
-import { insertTrackingUser } from './helpers/records.ts';
+import { insertTrackingUser, storeActivity } from './helpers/records.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
 import { WorkerProcess } from './helpers/worker-process.ts';
 
@@ -38,24 +37,14 @@ test('restored next to the old Redis (its jobs completed under the same ids): ev
   for (const q of ['records', 'thumbnails'] as const) await queues.get(q).pause();
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) {
-    const row = await createActivity(db, user, {
-      userId: user,
-      userDeviceId: null,
-      connectorId: null,
-      comment: null,
-      userSession: null,
-      images: [],
-      tags: null,
-      location: null,
-      content: {
-        sportId: 121,
-        name: null,
-        startdate: new Date(Date.UTC(2026, 2, 1) + i * 3_600_000),
-        duration: 1800 + i,
-        summaries: new Map([[DATATYPE.DISTANCE, 5000 + i]]),
-        datastream: emptyDatastream(),
-        track: emptyTrack(),
-      },
+    const row = await storeActivity(db, user, {
+      sportId: 121,
+      name: null,
+      startdate: new Date(Date.UTC(2026, 2, 1) + i * 3_600_000),
+      duration: 1800 + i,
+      summaries: new Map([[DATATYPE.DISTANCE, 5000 + i]]),
+      datastream: emptyDatastream(),
+      track: emptyTrack(),
     });
     ids.push(row.id);
   }

@@ -4,10 +4,9 @@ import { JOB_QUEUES } from '../shared/queue/jobs.ts';
 import { bullJobId } from '../shared/queue/outbox-epoch.ts';
 import { markerKey } from '../shared/queue/redis-loss.ts';
 import { DATATYPE, emptyDatastream, emptyTrack } from '../shared/tracking/activities/data.ts';
-import { createActivity } from '../shared/tracking/activities/store.ts';
 import { runScript } from './helpers/cli.ts';
 import { waitFor } from './helpers/failing-jobs.ts';
-import { insertTrackingUser } from './helpers/records.ts';
+import { insertTrackingUser, storeActivity } from './helpers/records.ts';
 import { PrivateRedis } from './helpers/redis-server.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
 import { WorkerProcess } from './helpers/worker-process.ts';
@@ -41,24 +40,14 @@ async function writeActivities(n: number): Promise<string[]> {
   const user = await insertTrackingUser(db);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const row = await createActivity(db, user, {
-      userId: user,
-      userDeviceId: null,
-      connectorId: null,
-      comment: null,
-      userSession: null,
-      images: [],
-      tags: null,
-      location: null,
-      content: {
-        sportId: 121,
-        name: null,
-        startdate: new Date(Date.UTC(2026, 1, 1) + i * 3_600_000 + ids.length),
-        duration: 1800 + i,
-        summaries: new Map([[DATATYPE.DISTANCE, 5000 + i]]),
-        datastream: emptyDatastream(),
-        track: emptyTrack(),
-      },
+    const row = await storeActivity(db, user, {
+      sportId: 121,
+      name: null,
+      startdate: new Date(Date.UTC(2026, 1, 1) + i * 3_600_000 + ids.length),
+      duration: 1800 + i,
+      summaries: new Map([[DATATYPE.DISTANCE, 5000 + i]]),
+      datastream: emptyDatastream(),
+      track: emptyTrack(),
     });
     ids.push(row.id);
   }

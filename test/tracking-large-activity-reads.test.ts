@@ -10,9 +10,9 @@ import type { ReadableStream } from 'node:stream/web';
 import test from 'ava';
 import { ACTIVITY_LIMITS } from '../shared/tracking/activities/content.ts';
 import { type ActivityContent, DATATYPE } from '../shared/tracking/activities/data.ts';
-import { createActivity } from '../shared/tracking/activities/store.ts';
 import { createShare } from '../shared/tracking/shares/store.ts';
 import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
+import { storeActivity } from './helpers/records.ts';
 import { startTrackingApi, type TrackingTestApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { RUNNING } from './helpers/tracking-activities.ts';
 
@@ -104,17 +104,7 @@ test.before(async () => {
   u = await api.user();
   const { db } = api.database;
   await ensureTrackingUser(db, { accountId: u.id, ldid: u.ldid, claims: {} });
-  const row = await createActivity(db, u.ldid, {
-    userId: u.ldid,
-    userDeviceId: null,
-    connectorId: null,
-    comment: null,
-    userSession: null,
-    images: [],
-    tags: null,
-    location: null,
-    content: largestContent(),
-  });
+  const row = await storeActivity(db, u.ldid, largestContent());
   activityId = row.id;
   shareToken = (await createShare(db, { id: u.ldid }, { userId: u.ldid, activityId })).token;
 });

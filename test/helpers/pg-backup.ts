@@ -1,38 +1,14 @@
-import { spawn } from 'node:child_process';
 import pg from 'pg';
+import { runCommand, type ScriptRun } from './cli.ts';
 import { SERVER_URL } from './db.ts';
 
-/** A command's exit code and output, once it has ended. */
-export interface CommandRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export function runCommand(
-  command: string,
-  args: readonly string[],
-  env: Record<string, string> = {},
-): Promise<CommandRun> {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
-
 /** `pg_dump -Fc` of a database to `file`, as docs/operations.md says. */
-export function dump(url: string, file: string): Promise<CommandRun> {
+export function dump(url: string, file: string): Promise<ScriptRun> {
   return runCommand('pg_dump', ['-Fc', '--no-owner', '-d', url, '-f', file]);
 }
 
 /** `pg_restore` into an existing empty database, stopping at the first error. */
-export function restore(url: string, file: string): Promise<CommandRun> {
+export function restore(url: string, file: string): Promise<ScriptRun> {
   return runCommand('pg_restore', ['--exit-on-error', '--no-owner', '-d', url, file]);
 }
 

@@ -5,6 +5,24 @@ import { createTestAccount } from './tokens.ts';
 
 /** Users and activities for the records tests. */
 
+/**
+ * Stores an activity of `userId` as the API's create does (its outbox rows included), without
+ * the metadata a test does not need (device, connector, comment, tags, images, place).
+ */
+export function storeActivity(db: Db, userId: string, content: ActivityContent) {
+  return createActivity(db, userId, {
+    userId,
+    userDeviceId: null,
+    connectorId: null,
+    comment: null,
+    userSession: null,
+    images: [],
+    tags: null,
+    location: null,
+    content,
+  });
+}
+
 /** A new account and its tracking user; returns the user id (the account's ldid). */
 export async function insertTrackingUser(db: Db): Promise<string> {
   const account = await createTestAccount(db);
@@ -64,17 +82,7 @@ export async function insertActivity(db: Db, a: FixtureActivity): Promise<string
     datastream,
     track,
   };
-  const row = await createActivity(db, a.userId, {
-    userId: a.userId,
-    userDeviceId: null,
-    connectorId: null,
-    comment: null,
-    userSession: null,
-    images: [],
-    tags: null,
-    location: null,
-    content,
-  });
+  const row = await storeActivity(db, a.userId, content);
   await db.deleteFrom('outbox').where('job_id', '=', `records-${row.id}-v${row.version}`).execute();
   return row.id;
 }
