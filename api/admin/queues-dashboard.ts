@@ -58,11 +58,18 @@ export function queuesDashboard(app: AppContext): Middleware {
   const board = adapter.registerPlugin();
   const cookies = signedCookieReader(app.config.COOKIE_KEYS);
   const forgeable = forgeableCookies(app.config);
-  if (forgeable) app.logger.warn('COOKIE_KEYS is the public default: the queue dashboard accepts no sign-in');
+  if (forgeable)
+    app.logger.warn(
+      'COOKIE_KEYS is published, short or predictable (docs/operations.md, "Cookie keys and sign-ins"): the queue dashboard accepts no sign-in',
+    );
 
   async function refusal(ctx: Context): Promise<Refusal | undefined> {
     if (forgeable)
-      return { status: 401, message: 'The dashboard is off until COOKIE_KEYS is set (its default is public)' };
+      return {
+        status: 401,
+        message:
+          'The dashboard is off until COOKIE_KEYS holds a key of your own (this one is published, short or predictable)',
+      };
     const session = await readAccountSession(app.db, cookies(ctx));
     if (!session)
       return {
