@@ -276,7 +276,7 @@ async function scenario(): Promise<TrackingTestUser> {
   return u;
 }
 
-/** What operators and the scheduled jobs run: records:recompute, cleanups, migration 0062's backfills, a deletion. */
+/** What operators and the scheduled jobs run: records:recompute, cleanups, derived:rebuild's backfills, a deletion. */
 async function operatorRuns(u: TrackingTestUser): Promise<void> {
   const scope = { userId: u.ldid };
   const summary = await enqueueRecompute(db, { scope, settings: DEFAULT_RECORDS_SETTINGS, force: true });
@@ -308,7 +308,7 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
   const exported = await db.selectFrom('tracking_exports').select('id').executeTakeFirst();
   if (exported) await markExportFailed(db, exported.id, 60, 'stopped by the test');
 
-  // The backfills of migration 0062 and npm run derived:rebuild, over rows written before them.
+  // npm run derived:rebuild -- --moving --previews, over rows written before migration 0062.
   await db.updateTable('activities').set({ moving_time: null }).execute();
   await fillMovingFields(db);
   await db.deleteFrom('activity_stream_previews').execute();
@@ -343,7 +343,7 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
 }
 
 const ALL_USERS =
-  'a batch over every user (an operator run, a scheduled cleanup or a migration backfill): on Citus a multi-shard statement, run on every worker in parallel';
+  'a batch over every user (an operator run or a scheduled cleanup): on Citus a multi-shard statement, run on every worker in parallel';
 const RECORDS_JOB =
   'the records job works by activity id (its payload carries no user id; activity_records_state has no user_id yet)';
 const SUMUPS_STEP = "the records job's statistics step works by activity id (its payload carries no user id)";

@@ -260,7 +260,7 @@ test('through the API: a created activity carries them (item, list), a PUT of th
   t.is((await api.call('PUT', `/activities/${id}`, u, { body: rest })).status, 200);
 });
 
-test('migration 0062 fills the activities stored before it, from their streams', async (t) => {
+test('derived:rebuild --moving fills the activities stored before migration 0062, from their streams', async (t) => {
   const u = await api.user();
   const datastream: Record<string, Record<string, number>> = {};
   for (let s = 0; s <= 600; s++) datastream[String(s)] = { '5': s < 300 ? 3 * s : s < 360 ? 900 : 900 + 3 * (s - 360) };

@@ -1,6 +1,4 @@
 import { type Kysely, sql } from 'kysely';
-import { fillMovingFields } from '../../tracking/activities/moving-store.ts';
-import { fillStreamPreviews } from '../../tracking/streams/preview-store.ts';
 
 /**
  * Moving time and pauses of an activity, and the preview of a long one's streams
@@ -15,9 +13,10 @@ import { fillStreamPreviews } from '../../tracking/streams/preview-store.ts';
  *   1,000 positions LTTB keeps for all of them (datatype 0: the elapsed seconds), float64 bytes as
  *   the channels; `samples` is the datastream's own count. lz4, like the streams (0048).
  *
- * The activities stored before are filled here, from their streams (read once each): the rules
- * live in TypeScript, so this migration runs them rather than an SQL copy. A row written later
- * around the API keeps nulls (answered null) and no preview (its reads take the streams).
+ * The activities stored before keep nulls (answered null) and no preview (their reads take the
+ * streams) until `npm run derived:rebuild -- --moving --previews` computes them (docs/operations.md,
+ * "After an upgrade"): the rules live in TypeScript and change, and a migration holds only frozen
+ * SQL, so that a fresh database ends the same whatever today's code.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
@@ -40,8 +39,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     exception when feature_not_supported then
       raise notice 'compression lz4 is not supported by this server: activity_stream_previews keeps pglz';
     end $$`.execute(db);
-  await fillMovingFields(db);
-  await fillStreamPreviews(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -5,11 +5,12 @@ import { type MovingFields, type MovingRule, movingFields, movingRuleOf } from '
 
 /**
  * The database side of moving time (moving-time.ts has the rule): which rule a sport follows, and
- * the recomputation from stored streams when a PUT changes the sport and when migration 0062
- * fills the activities stored before it. Plain statements with any executor (a transaction too).
+ * the recomputation from stored streams when a PUT changes the sport and when `npm run
+ * derived:rebuild -- --moving` fills the activities without them (those stored before migration
+ * 0062). Plain statements with any executor (a transaction too).
  */
 
-/** What runs a raw statement: a Kysely<Database>, one of its transactions, or a migration's Kysely. */
+/** What runs a raw statement: a Kysely<Database> or one of its transactions. */
 type Executor = Parameters<RawBuilder<unknown>['execute']>[0];
 
 /** Sports change only when the referential is seeded again: a sport's rule is kept this long. */
@@ -81,9 +82,9 @@ export async function movingFieldsForSport(
 }
 
 /**
- * Fills the moving fields of every activity that has none (migration 0062), or with `all` of
- * every activity (`npm run derived:rebuild -- --moving --force`), `batch` at a time in id order;
- * returns how many it filled. Each activity's streams are read once.
+ * Fills the moving fields of every activity that has none (stored before migration 0062), or
+ * with `all` of every activity (`npm run derived:rebuild -- --moving --force`), `batch` at a time
+ * in id order; returns how many it filled. Each activity's streams are read once.
  */
 export async function fillMovingFields(db: Executor, batch = 200, { all = false } = {}): Promise<number> {
   let after = '';

@@ -17,9 +17,9 @@ export function previewRows(datastream: Datastream) {
 }
 
 /**
- * Writes the previews of the long activities that have none (migration 0062, for the activities
- * stored before it), or with `all` rewrites those of every long activity (`npm run derived:rebuild
- * -- --previews --force`), one activity at a time, `batch` ids per look-up; returns how many it wrote.
+ * Writes the previews of the long activities that have none (those stored before migration 0062:
+ * `npm run derived:rebuild -- --previews`), or with `all` rewrites those of every long activity
+ * (`--previews --force`), one activity at a time, `batch` ids per look-up; returns how many it wrote.
  * Activities whose duration is under PREVIEW_MIN_SAMPLES seconds are passed over (their samples
  * are whole seconds apart, so they have no more than that, unless written past their duration).
  */
