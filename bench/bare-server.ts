@@ -32,8 +32,11 @@ export type BareAnswer<Row = Record<string, unknown>> = (
       body: (rows: Row[]) => string;
     }
   | {
-      /** Runs the request's statements itself (taking a client for a transaction); resolves to the answer's text. */
-      run: (pool: pg.Pool) => Promise<string>;
+      /**
+       * Runs the request's statements itself (taking a client for a transaction); resolves to the
+       * answer's text, or to its status and text when it decides the status (a refused caller).
+       */
+      run: (pool: pg.Pool) => Promise<string | { status: number; body: string }>;
     }
 ) & {
   /** 200 by default. */
@@ -49,15 +52,20 @@ export type BareRoute = (url: URL, headers: IncomingHttpHeaders, body?: Buffer) 
 
 /**
  * Starts the bare server as its own process on a free port, serving the route that
- * `(await import(moduleUrl))[exportName]()` returns, with a pool of `poolMax` connections.
+ * `(await import(moduleUrl))[exportName]()` returns, with a pool of `poolMax` connections;
+ * `env` adds to its environment (what the route needs to know, e.g. the token issuer).
  */
 export function startBareServer(
   moduleUrl: string,
   exportName: string,
   databaseUrl: string,
   poolMax: number,
+  env: Record<string, string> = {},
 ): Promise<{ url: string; child: ChildProcess }> {
-  return startServerProcess('bare server', [fileURLToPath(import.meta.url)], (port) => ({
+  // BENCH_BARE_NODE_ARGS: flags for the bare server's node, as BENCH_API_NODE_ARGS for the API's.
+  const nodeArgs = (process.env.BENCH_BARE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  return startServerProcess('bare server', [...nodeArgs, fileURLToPath(import.meta.url)], (port) => ({
+    ...env,
     NODE_ENV: 'production',
     BARE_MODULE: moduleUrl,
     BARE_EXPORT: exportName,
@@ -107,7 +115,8 @@ async function serve(): Promise<void> {
       const text =
         'run' in answer ? answer.run(pool) : pool.query(answer.statement).then((result) => answer.body(result.rows));
       text.then(
-        (body) => send(status, body, contentType),
+        (body) =>
+          typeof body === 'string' ? send(status, body, contentType) : send(body.status, body.body, contentType),
         (error: Error) => send(500, JSON.stringify({ error: error.message })),
       );
     };

@@ -1,38 +1,26 @@
-import type { ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { issueApiKey } from '../shared/accounts/api-keys.ts';
-import { registerClient } from '../shared/accounts/clients.ts';
-import { issueOperatorToken } from '../shared/auth/operator-tokens.ts';
 import { ensureDatabase } from '../shared/db/create-database.ts';
-import { createDb, type Db } from '../shared/db/database.ts';
+import { createDb, type Db, poolOf } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { lockUserRecords } from '../shared/tracking/records/records-store.ts';
 import { sumupsQuery } from '../shared/tracking/sumups/read.ts';
 import { applyActivitySumups, rebuildUserSumups } from '../shared/tracking/sumups/rollup.ts';
-import {
-  type BenchRequest,
-  benchDatabaseUrl,
-  combineRounds,
-  envNumber,
-  loadSettings,
-  runAutocannon,
-  startApiProcess,
-  stopApiProcess,
-} from './harness.ts';
+import { findTrackingCredentials } from '../shared/tracking/users/credentials.ts';
+import { benchDatabaseUrl, envNumber, loadSettings } from './harness.ts';
 import { prng } from './places-data.ts';
-import { closedLoop, cpuText, fmt, type LoadStats, postgresCpuMs, processCpuMs, quantile, withCpu } from './stats.ts';
+import { fmt, quantile } from './stats.ts';
+import { compareReads, trackingCaller } from './tracking-reads.ts';
 import { benchUser } from './tracking-records-data.ts';
 
 /**
  * bench/tracking-sumups (docs/tracking-statistics.md, "Benchmark"):
  * 1. year-by-month statistics of a user with BENCH_SUMUPS_ACTIVITIES (10,000) activities over five
  *    years, `GET /v2/user_sumups?type=month&period[between]=…&exists[sport]=false` (every datatype,
- *    and distance only), through the API (autocannon, 16 connections) against the same statement
- *    straight through pg, alternating in rounds, among other users' rows; GET /v2/me beside, the
- *    floor of any tracking read (API key, token, the caller's user). Goal: API p99 ≤ 20 ms.
+ *    and distance only), among other users' rows, through the API (autocannon, 16 connections),
+ *    through the bare server and as the API's statements straight through pg, alternating in rounds
+ *    (bench/tracking-reads.ts). Goals: API ≥ 0.75 × bare, API p99 ≤ 1.5 × the SQL's p99.
  * 2. the rollup's work per activity change (the transaction the records job adds: lock, read the
  *    activity and what it added, subtract and add, commit) for a user with 100 activities and for
  *    the user with 10,000, alternating: a sport change of one of their stored activities and its
@@ -47,7 +35,6 @@ const SETTINGS = {
   changes: Math.max(10, Math.round(envNumber('BENCH_SUMUPS_CHANGES', 300))),
   parts: (process.env.BENCH_SUMUPS_PARTS ?? 'read,update').split(','),
 };
-const GOAL_P99_MS = 20;
 const GOAL_UPDATE_RATIO = 2;
 /** Bump when the generator changes: the data is reloaded. */
 const GENERATOR = 'sumups-v1';
@@ -161,120 +148,63 @@ function readRequests(): { path: string; filter: Parameters<typeof sumupsQuery>[
   });
 }
 
-type Measured = LoadStats & { cpuPerOp: Record<string, number> };
-
 async function readBench(db: Db, url: string, users: Users, log: (s: string) => void): Promise<boolean> {
-  log(`\n--- 1. year-by-month statistics of the user with ${SETTINGS.activities} activities: API against SQL`);
-  const pool = new pg.Pool({ connectionString: url, max: SETTINGS.connections, idleTimeoutMillis: 0 });
-  let api: { url: string; child: ChildProcess } | undefined;
+  log(`\n--- 1. year-by-month statistics of the user with ${SETTINGS.activities} activities: API, bare server, SQL`);
+  const sqlDb = createDb(url, SETTINGS.connections).db;
   try {
     const size = (
-      await pool.query<{ rows: number; mine: number; activities: number }>(
-        `select (select count(*)::int from user_sumups) as rows,
-          (select count(*)::int from user_sumups where user_id = $1) as mine,
-          (select count(*)::int from activities) as activities`,
-        [users.big.ldid],
-      )
+      await sql<{
+        rows: number;
+        mine: number;
+        activities: number;
+      }>`select (select count(*)::int from user_sumups) as rows,
+          (select count(*)::int from user_sumups where user_id = ${users.big.ldid}) as mine,
+          (select count(*)::int from activities) as activities`.execute(db)
     ).rows[0];
     log(
       `data size: ${size?.activities} activities of ${SETTINGS.otherUsers + 2} users, ${size?.rows} statistics rows (${size?.mine} of the user)`,
     );
     const requests = readRequests();
     // The statement the API runs for each request: written by the same function, window count included.
-    const statements = requests.map((r) =>
-      sumupsQuery(db, users.big.ldid, r.filter)
+    const statements = requests.map((r) => {
+      const q = sumupsQuery(db, users.big.ldid, r.filter)
         .select(sql<number>`count(*) over ()`.as('total'))
         .limit(100)
         .offset(0)
-        .compile(),
-    );
-    const sqlTask = (i: number) => {
-      const q = statements[i % statements.length] as (typeof statements)[number];
-      return pool.query(q.sql, [...q.parameters]);
-    };
-    api = await startApiProcess(url, 'tracking', SETTINGS.connections);
-    const client = await registerClient(db, {
-      client_name: 'sumups bench',
-      redirect_uris: ['https://bench.test/cb'],
-      firstParty: true,
+        .compile();
+      return { text: q.sql, values: [...q.parameters] };
     });
-    const { api_key: apiKey } = await issueApiKey(db, client.client_id, 'bench');
-    const token = await issueOperatorToken(
-      db,
-      { issuer: api.url, AUTH_AUDIENCE: 'sports-api' },
-      { accountId: users.big.accountId, clientId: client.client_id, ttlSeconds: 3600 },
-    );
-    const headers = { authorization: `Bearer ${token}`, 'x-api-key': apiKey };
-    const REQUESTS: BenchRequest[] = requests.map((r) => ({ path: r.path, headers }));
-    let bytes = 0;
-    let agree = true;
-    for (const [i, r] of requests.entries()) {
-      const rows = (await sqlTask(i)).rowCount;
-      const res = await fetch(`${api.url}${r.path}`, { headers });
-      const text = await res.text();
-      bytes += text.length;
-      const members = res.ok ? (JSON.parse(text) as { 'hydra:member': unknown[] })['hydra:member'].length : -1;
-      if (members !== rows) {
-        log(`probe: FAIL: ${r.path}: API ${res.status} ${members} members, SQL ${rows} rows`);
-        agree = false;
-      }
-    }
-    log(
-      `probe: API and SQL agree on the ${requests.length} requests: ${agree ? 'yes' : 'NO'}; ${bytes} bytes of answers in all`,
-    );
     const first = statements[0];
     if (first) {
       const plan = (
-        await pool.query<{ 'QUERY PLAN': string }>(`explain analyze ${first.sql}`, [...first.parameters])
+        await poolOf(sqlDb).query<{ 'QUERY PLAN': string }>(`explain analyze ${first.text}`, first.values)
       ).rows
         .map((r) => r['QUERY PLAN'])
         .join('\n');
       log(`EXPLAIN ANALYZE, ${requests[0]?.path}:\n${plan.replace(/^/gm, '  | ')}`);
     }
-    const apiUrl = api.url;
-    if (SETTINGS.warmupS > 0) {
-      await runAutocannon(apiUrl, REQUESTS, SETTINGS.warmupS, SETTINGS.connections);
-      await closedLoop(SETTINGS.connections, SETTINGS.warmupS, sqlTask);
-    }
-    const apiPid = api.child.pid ?? 0;
-    const database = decodeURIComponent(new URL(url).pathname.slice(1));
-    const parties = {
-      postgres: () => postgresCpuMs(database),
-      'api process': () => processCpuMs(apiPid),
-      'bench process': () => processCpuMs(process.pid),
-    };
-    // What any tracking read costs before its own work (API key, token, the caller's user): /v2/me.
-    const FLOOR: BenchRequest[] = [{ path: '/v2/me', headers }];
-    const sliceS = Math.max(1, SETTINGS.durationS / SETTINGS.rounds);
-    const apiRounds: Measured[] = [];
-    const sqlRounds: Measured[] = [];
-    const floorRounds: Measured[] = [];
-    for (let r = 0; r < SETTINGS.rounds; r++) {
-      apiRounds.push(await withCpu(parties, () => runAutocannon(apiUrl, REQUESTS, sliceS, SETTINGS.connections)));
-      sqlRounds.push(await withCpu(parties, () => closedLoop(SETTINGS.connections, sliceS, sqlTask)));
-      floorRounds.push(await withCpu(parties, () => runAutocannon(apiUrl, FLOOR, sliceS / 2, SETTINGS.connections)));
-    }
-    const viaApi = combineRounds(apiRounds);
-    const viaSql = combineRounds(sqlRounds);
-    const floor = combineRounds(floorRounds);
-    const line = (label: string, unit: string, m: Measured) => {
-      log(
-        `${label.padEnd(5)} ${fmt(m.rps).padStart(7)} ${unit}  p50 ${fmt(m.p50)} ms  p99 ${fmt(m.p99)} ms  (${m.count} ok, ${m.errors} errors)`,
-      );
-      log(`      CPU ms per ${unit === 'q/s' ? 'query' : 'request'}: ${cpuText(m.cpuPerOp)}`);
-    };
-    line('SQL:', 'q/s', viaSql);
-    line('API:', 'r/s', viaApi);
-    line('/me:', 'r/s', floor);
-    const p99Ok = viaApi.p99 <= GOAL_P99_MS;
-    const errorsOk = viaApi.errors === 0 && viaSql.errors === 0;
-    log(
-      `API/SQL ${fmt((viaApi.rps / viaSql.rps) * 100, 0)} % (no goal); API p99 ${fmt(viaApi.p99)} ms (goal ≤ ${GOAL_P99_MS} ms): ${p99Ok ? 'PASS' : 'FAIL'}${errorsOk ? '' : '; ERRORS'}; load average now ${loadavg()[0]?.toFixed(1)}`,
+    const results = await compareReads(
+      url,
+      async ({ api }) => {
+        const caller = await trackingCaller(db, api, users.big.accountId, 'sumups');
+        const sqlPool = poolOf(sqlDb);
+        return [
+          {
+            label: 'statistics, a year by month (GET /v2/user_sumups)',
+            requests: requests.map((r) => ({ path: r.path, headers: caller.headers })),
+            sql: async (i: number) => {
+              const q = statements[i % statements.length] as (typeof statements)[number];
+              await findTrackingCredentials(sqlDb, caller.credentials);
+              return sqlPool.query(q);
+            },
+          },
+        ];
+      },
+      log,
     );
-    return agree && p99Ok && errorsOk;
+    return results.every((r) => r.ok);
   } finally {
-    if (api) await stopApiProcess(api.child);
-    await pool.end();
+    await sqlDb.destroy();
   }
 }
 
