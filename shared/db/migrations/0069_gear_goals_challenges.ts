@@ -14,8 +14,9 @@ import { type Kysely, sql } from 'kysely';
  * - `user_measure_goals`: a target value of a measure datatype; integer ids, as v2.26 has them.
  * - `user_challenges`: a target of distance (5), ascent (18), duration (24) or activity count (98)
  *   between two instants, optionally of one sport; `result` and `achieved_at` (with the activity
- *   that crossed the target) are kept by the records job; `notified_at` marks the one
- *   `challenge_achieved` event; `version` is bumped by every change a client makes.
+ *   that crossed the target and the running total there) are kept by the records job;
+ *   `notified_at` marks the one `challenge_achieved` event; `version` is bumped by every change
+ *   a client makes.
  * - `activity_progress_state`: what each activity added to its gear and challenges (its sport,
  *   start and end, gear and values), so that a change subtracts exactly that and adds the new
  *   values, whatever the user's history; its (user_id, ended_at, activity_id) index is the order
@@ -75,6 +76,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       result numeric not null default 0,
       achieved_at timestamptz,
       achieved_activity_id text,
+      achieved_total numeric,
       notified_at timestamptz,
       created_at timestamptz not null default now(),
       updated_at timestamptz not null default now(),

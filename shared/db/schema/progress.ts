@@ -51,6 +51,8 @@ export interface UserChallengesTable extends Stamps {
   result: Decimal;
   achieved_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   achieved_activity_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The running total at that activity: where a change before it starts looking for the new crossing. */
+  achieved_total: ColumnType<string | null, string | null | undefined, string | null>;
   notified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 

@@ -22,6 +22,7 @@ interface ChallengeState {
   sport_id: number | null;
   achieved_at: Date | null;
   achieved_activity_id: string | null;
+  achieved_total: string | null;
   notified_at: Date | null;
 }
 
@@ -34,6 +35,7 @@ const COLUMNS = [
   'sport_id',
   'achieved_at',
   'achieved_activity_id',
+  'achieved_total',
   'notified_at',
 ] as const;
 
@@ -73,27 +75,64 @@ function counted(userId: string, ch: ChallengeState) {
     and (${ch.sport_id}::int is null or s.sport_id = ${ch.sport_id}::int)`;
 }
 
+/** Where a challenge's target was crossed: the activity, when it ended, and the running total there. */
+interface Crossing {
+  activity_id: string;
+  ended_at: Date;
+  total_at: string;
+}
+
 /**
- * The activity at which the challenge's running total first reaches `target`, given its `result`
- * now: read backwards from the last activity of the window, each one's total before it being the
- * result less the activities from it on, so the scan stops at the crossing (it reads the
- * activities after the crossing, none when the last activity crossed it).
+ * The activity at which the running total first reaches the target, looked for backwards from the
+ * activity `from` (included; null: the last of the window), where the running total is `total`:
+ * each activity's total before it is the total less the activities from it on, so the scan stops
+ * at the crossing. It reads the activities between the crossing and `from`.
  */
-async function crossingOf(
+async function crossingBackwards(
   db: Kysely<Database>,
   userId: string,
   ch: ChallengeState,
-  result: string,
-): Promise<{ activity_id: string; ended_at: Date } | undefined> {
-  const { rows } = await sql<{ activity_id: string; ended_at: Date }>`
-    select w.activity_id, w.ended_at from (
-      select s.activity_id, s.ended_at, sum(${STATE_VALUE[datatypeOf(ch)]}) over (
+  from: { ended_at: Date; activity_id: string } | null,
+  total: string,
+): Promise<Crossing | undefined> {
+  const value = STATE_VALUE[datatypeOf(ch)];
+  const { rows } = await sql<Crossing>`
+    select w.activity_id, w.ended_at, ${total}::numeric - w.from_it_on + w.value as total_at from (
+      select s.activity_id, s.ended_at, ${value} as value, sum(${value}) over (
         order by s.ended_at desc, s.activity_id desc rows between unbounded preceding and current row) as from_it_on
       from activity_progress_state s
       where ${counted(userId, ch)}
+        ${from ? sql`and (s.ended_at, s.activity_id) <= (${from.ended_at}::timestamptz, ${from.activity_id}::text)` : sql``}
     ) w
-    where ${result}::numeric - w.from_it_on < ${ch.target}::numeric
+    where ${total}::numeric - w.from_it_on < ${ch.target}::numeric
     order by w.ended_at desc, w.activity_id desc
+    limit 1`.execute(db);
+  return rows[0];
+}
+
+/**
+ * The activity at which the running total first reaches the target, looked for forwards after the
+ * activity `after` (excluded), where the running total is `total`. It reads the activities
+ * between `after` and the crossing.
+ */
+async function crossingForwards(
+  db: Kysely<Database>,
+  userId: string,
+  ch: ChallengeState,
+  after: { ended_at: Date; activity_id: string },
+  total: string,
+): Promise<Crossing | undefined> {
+  const value = STATE_VALUE[datatypeOf(ch)];
+  const { rows } = await sql<Crossing>`
+    select w.activity_id, w.ended_at, w.total_at from (
+      select s.activity_id, s.ended_at, ${total}::numeric + sum(${value}) over (
+        order by s.ended_at, s.activity_id rows between unbounded preceding and current row) as total_at
+      from activity_progress_state s
+      where ${counted(userId, ch)}
+        and (s.ended_at, s.activity_id) > (${after.ended_at}::timestamptz, ${after.activity_id}::text)
+    ) w
+    where w.total_at >= ${ch.target}::numeric
+    order by w.ended_at, w.activity_id
     limit 1`.execute(db);
   return rows[0];
 }
@@ -106,17 +145,25 @@ async function settle(
   db: Kysely<Database>,
   userId: string,
   ch: ChallengeState,
-  crossing: { activity_id: string; ended_at: Date } | undefined,
+  crossing: Crossing | undefined,
 ): Promise<void> {
   const at = crossing?.ended_at ?? null;
   const by = crossing?.activity_id ?? null;
+  const total = crossing?.total_at ?? null;
   const announce = crossing !== undefined && ch.notified_at === null;
-  if (!announce && at?.getTime() === ch.achieved_at?.getTime() && by === ch.achieved_activity_id) return;
+  if (
+    !announce &&
+    at?.getTime() === ch.achieved_at?.getTime() &&
+    by === ch.achieved_activity_id &&
+    total === ch.achieved_total
+  )
+    return;
   await db
     .updateTable('user_challenges')
     .set({
       achieved_at: at,
       achieved_activity_id: by,
+      achieved_total: total,
       ...(announce ? { notified_at: sql<Date>`now()` } : {}),
       updated_at: sql<Date>`now()`,
     })
@@ -127,10 +174,34 @@ async function settle(
 }
 
 /**
+ * Where a reached challenge's target is crossed now, after a change at or before its crossing
+ * (`change.total_at_crossing`: the running total there now). A change that added moves the
+ * crossing back, at most to the changed activity: looked for backwards from the crossing. One
+ * that took away leaves it, or moves it on: looked for forwards from it. So either reads the
+ * activities between the old and the new crossing, whatever the user's history. Without a
+ * crossing yet, it is looked for backwards from the window's last activity.
+ */
+function newCrossing(
+  db: Kysely<Database>,
+  userId: string,
+  ch: ChallengeState,
+  change: { result: string; grew: boolean; total_at_crossing: string | null; crossing_holds: boolean },
+): Promise<Crossing | undefined> {
+  const { achieved_at, achieved_activity_id } = ch;
+  const total = change.total_at_crossing;
+  if (achieved_at === null || achieved_activity_id === null || total === null)
+    return crossingBackwards(db, userId, ch, null, change.result);
+  const crossing = { ended_at: achieved_at, activity_id: achieved_activity_id };
+  if (change.grew) return crossingBackwards(db, userId, ch, crossing, total);
+  if (change.crossing_holds) return Promise.resolve({ ...crossing, total_at: total });
+  return crossingForwards(db, userId, ch, crossing, total);
+}
+
+/**
  * Moves the challenges the activity counts in from what it added (`before`) to what it adds
  * (`after`): each result by the difference (O(1) of the user's history); its achievement stays
  * when the activity ended after the crossing, is cleared below the target, and is looked for
- * again otherwise (crossingOf). The state row must already say `after`.
+ * again otherwise (newCrossing). The state row must already say `after`.
  */
 export async function moveChallenges(
   db: Kysely<Database>,
@@ -155,15 +226,26 @@ export async function moveChallenges(
     const is = valueIn(ch, after);
     if (was === is) continue;
     moved++;
-    const { rows } = await sql<{ result: string; reached: boolean; after_crossing: boolean }>`
+    const { rows } = await sql<{
+      result: string;
+      reached: boolean;
+      after_crossing: boolean;
+      grew: boolean;
+      total_at_crossing: string | null;
+      crossing_holds: boolean;
+    }>`
       update user_challenges c set result = c.result - ${was}::numeric + ${is}::numeric, updated_at = now()
       where c.id = ${ch.id} and c.user_id = ${userId}
       returning c.result, coalesce(c.result >= c.target, false) as reached,
         coalesce((${anchor.endedAt}::timestamptz, ${anchor.activityId}::text) > (c.achieved_at, c.achieved_activity_id), false)
-          as after_crossing`.execute(db);
+          as after_crossing,
+        ${is}::numeric >= ${was}::numeric as grew,
+        c.achieved_total - ${was}::numeric + ${is}::numeric as total_at_crossing,
+        coalesce(c.achieved_total - ${was}::numeric + ${is}::numeric >= c.target, false) as crossing_holds`.execute(db);
     const row = rows[0];
+    // After the crossing, the totals up to it are the same: so is the crossing.
     if (!row || row.after_crossing) continue;
-    await settle(db, userId, ch, row.reached ? await crossingOf(db, userId, ch, row.result) : undefined);
+    await settle(db, userId, ch, row.reached ? await newCrossing(db, userId, ch, row) : undefined);
   }
   return moved;
 }
@@ -190,7 +272,7 @@ export async function refreshChallenge(db: Kysely<Database>, userId: string, cha
     returning c.result, coalesce(c.result >= c.target, false) as reached`.execute(db);
   const row = rows[0];
   if (!row) return false;
-  await settle(db, userId, ch, row.reached ? await crossingOf(db, userId, ch, row.result) : undefined);
+  await settle(db, userId, ch, row.reached ? await crossingBackwards(db, userId, ch, null, row.result) : undefined);
   return true;
 }
 
