@@ -101,7 +101,8 @@ const listQuery = z.object({
   ...pagingShape,
 });
 
-const idParams = z.object({ id: z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a goal id (an integer)') });
+// As every tracking item path: an id that is not a goal's (an integer) is a 404 of the store.
+const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
 
 /** /v2/user_measure_goals: the caller's goals (create, list, read, update, delete). */
 export function measureGoalsResource(router: ApiRouter, app: AppContext): void {

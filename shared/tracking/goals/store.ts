@@ -37,6 +37,9 @@ export interface GoalInput {
 
 const notFound = (id: string) => notFoundError(`No user measure goal ${id}`);
 
+/** Goal ids are integers (bigint): any other id names no goal. */
+const isGoalId = (id: string) => /^[1-9][0-9]{0,17}$/.test(id);
+
 /** Every broken rule of the goal as it would be stored, each naming its body field. */
 async function goalProblems(
   db: Db,
@@ -157,6 +160,7 @@ export async function createGoal(
 
 /** The caller's goal `id` with its progress; another user's, or none, is "not found". */
 export async function findGoal(db: Db, callerId: string, id: string): Promise<GoalRow> {
+  if (!isGoalId(id)) throw notFound(id);
   const row = await goalsQuery(db, callerId).where('g.id', '=', id).executeTakeFirst();
   if (!row) throw notFound(id);
   return row;
@@ -190,6 +194,7 @@ export async function updateGoal(db: Db, callerId: string, id: string, input: Go
 
 /** Deletes the caller's goal `id` (404 when it is not theirs or is gone). */
 export async function deleteGoal(db: Db, callerId: string, id: string): Promise<void> {
+  if (!isGoalId(id)) throw notFound(id);
   const deleted = await db
     .deleteFrom('user_measure_goals')
     .where('id', '=', id)
