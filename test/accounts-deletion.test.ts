@@ -77,6 +77,12 @@ async function footprint(u: TrackingTestUser, d: UserData): Promise<Record<strin
     place_edits: await n(db.selectFrom('place_edits').select('place_id').where('created_by', '=', u.id)),
     partners: await n(db.selectFrom('partners').select('id').where('created_by', '=', u.id)),
     user_web_hooks: await n(db.selectFrom('user_web_hooks').select('id').where('user_id', '=', u.ldid)),
+    user_equipments: await n(db.selectFrom('user_equipments').select('id').where('user_id', '=', u.ldid)),
+    user_measure_goals: await n(db.selectFrom('user_measure_goals').select('id').where('user_id', '=', u.ldid)),
+    user_challenges: await n(db.selectFrom('user_challenges').select('id').where('user_id', '=', u.ldid)),
+    activity_progress_state: await n(
+      db.selectFrom('activity_progress_state').select('activity_id').where('user_id', '=', u.ldid),
+    ),
   };
 }
 
@@ -271,6 +277,9 @@ test.serial(
         activities: 2,
         measures: 1,
         devices: 1,
+        equipments: 1,
+        measure_goals: 1,
+        challenges: 1,
         shares: 1,
         exports: 1,
         uploads: 1,

@@ -38,7 +38,10 @@ const rows = async (
     | 'share_activities'
     | 'tracking_exports'
     | 'tracking_uploads'
-    | 'user_web_hooks',
+    | 'user_web_hooks'
+    | 'user_equipments'
+    | 'user_measure_goals'
+    | 'user_challenges',
   u: TrackingTestUser,
 ) =>
   Number(
@@ -130,6 +133,39 @@ const ROUTES: Route[] = [
     path: () => '/v2/user_web_hooks',
     body: (u) => ({ json: { user: `/v2/users/${u.ldid}`, url: 'https://hooks.example.com/idempotent' } }),
     count: (u) => rows('user_web_hooks', u),
+  },
+  {
+    name: 'POST /v2/user_equipments',
+    path: () => '/v2/user_equipments',
+    body: () => ({ json: { category: 'shoes', brand: 'Kalenji', name: 'Kiprun KS900' } }),
+    count: (u) => rows('user_equipments', u),
+  },
+  {
+    name: 'POST /v2/user_measure_goals',
+    path: () => '/v2/user_measure_goals',
+    body: (u) => ({
+      json: {
+        user: `/v2/users/${u.ldid}`,
+        datatype: '/v2/datatypes/181',
+        goal: 70000,
+        startdate: '2024-05-01T08:30:00Z',
+      },
+    }),
+    count: (u) => rows('user_measure_goals', u),
+  },
+  {
+    name: 'POST /v2/user_challenges',
+    path: () => '/v2/user_challenges',
+    body: () => ({
+      json: {
+        name: 'May',
+        targetDatatype: '/v2/datatypes/5',
+        target: 100000,
+        startedAt: '2024-05-01T00:00:00Z',
+        endedAt: '2024-06-01T00:00:00Z',
+      },
+    }),
+    count: (u) => rows('user_challenges', u),
   },
   {
     name: 'POST /v2/exports',
@@ -256,7 +292,10 @@ test('the OpenAPI document declares the header, the replay mark and the 400/409/
     'post /v2/file_import/activities',
     'post /v2/share_activities',
     'post /v2/upload',
+    'post /v2/user_challenges',
     'post /v2/user_devices',
+    'post /v2/user_equipments',
+    'post /v2/user_measure_goals',
     'post /v2/user_measures',
     'post /v2/user_web_hooks',
     'post /v2/users/{id}/export_personal_data',

@@ -32,6 +32,8 @@ const PUBLIC = new Set([
   'GET /v2/share_activities/{id}/page',
   // The download link is its own secret (a signed, expiring token), as the export guide says.
   'GET /v2/exports/{id}/download',
+  // Brands and names without their owners or any gear's IRI (docs/tracking-gear-goals-challenges.md).
+  'GET /v2/user_equipments/autocomplete/{parameter}/{query}',
 ]);
 
 /** User A's objects, one per collection, made through the API. */
@@ -54,6 +56,20 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
   const share = await post('/share_activities', { user: me(owner), activity: `/v2/activities/${run.id}` });
   const exported = await post('/exports');
   const hook = await post('/user_web_hooks', { user: me(owner), url: 'https://hooks.example.com/matrix' });
+  const gear = await post('/user_equipments', { category: 'shoes', brand: 'Kalenji', name: 'Kiprun KS900' });
+  const goal = await post('/user_measure_goals', {
+    user: me(owner),
+    datatype: '/v2/datatypes/181',
+    goal: 70000,
+    startdate: '2024-05-01T08:30:00+02:00',
+  });
+  const challenge = await post('/user_challenges', {
+    name: 'May',
+    targetDatatype: '/v2/datatypes/5',
+    target: 1000,
+    startedAt: '2024-05-01T00:00:00Z',
+    endedAt: '2024-06-01T00:00:00Z',
+  });
   const record = await api.database.db
     .insertInto('user_records')
     .values({
@@ -90,6 +106,9 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
     user_records: record.id,
     user_sumups: sumup.id,
     user_web_hooks: hook.id,
+    user_equipments: gear.id,
+    user_measure_goals: String(goal.id),
+    user_challenges: challenge.id,
   };
 }
 
@@ -103,6 +122,9 @@ const WRITES: Record<string, unknown> = {
   activities: { name: 'changed' },
   user_measures: { value: 1 },
   user_web_hooks: { events: ['activity_create'] },
+  user_equipments: { name: 'Renamed' },
+  user_measure_goals: { goal: 1 },
+  user_challenges: { name: 'Renamed' },
 };
 
 test("another user's objects answer 404 to every operation on them, a caller without a token 401, and nothing changes", async (t) => {

@@ -99,7 +99,15 @@ async function scenario(): Promise<TrackingTestUser> {
     res.statusCode = 500;
     res.end();
   });
-  const events = ['activity_create', 'activity_update', 'activity_delete', 'records_update', 'export_ready'];
+  const events = [
+    'activity_create',
+    'activity_update',
+    'activity_delete',
+    'records_update',
+    'export_ready',
+    'equipment_alert',
+    'challenge_achieved',
+  ];
   const hook = await ok(
     call('POST', '/user_web_hooks', { body: { user: me(u), url: `${receiver.url}/hook`, events } }),
     201,
@@ -138,6 +146,59 @@ async function scenario(): Promise<TrackingTestUser> {
   await ok(call('GET', '/user_devices'), 200);
   await ok(call('PUT', `/user_devices/${spare.id}`, { body: { ownership: 2 } }), 200);
   await ok(call('DELETE', `/user_devices/${spare.id}`), 204);
+
+  // Gear (auto-assigned to the runs below, its alert reached by the first) and a challenge (achieved by them).
+  const shoes = await ok(
+    call('POST', '/user_equipments', {
+      body: {
+        category: 'shoes',
+        brand: 'Kalenji',
+        name: 'Kiprun',
+        sportsAutoAssigned: ['/v2/sports/121'],
+        alertDistance: 5,
+      },
+    }),
+    201,
+  );
+  const bike = await ok(
+    call('POST', '/user_equipments', { body: { category: 'bike', brand: 'Triban', name: 'RC 520', user: me(u) } }),
+    201,
+  );
+  await ok(call('GET', `/user_equipments/${shoes.id}`), 200);
+  await ok(call('GET', `/user_equipments/${shoes.id}/sumups`), 200);
+  await ok(call('GET', '/user_equipments?sportsAutoAssigned=121'), 200);
+  await ok(call('GET', '/user_equipments?page=9'), 200);
+  await ok(call('GET', '/user_equipments/autocomplete/brand/Kal'), 200);
+  await ok(call('PUT', `/user_equipments/${shoes.id}`, { body: { alertDistance: 10 } }), 200);
+  const challenge = await ok(
+    call('POST', '/user_challenges', {
+      body: {
+        name: 'May',
+        targetDatatype: '/v2/datatypes/5',
+        target: 1000,
+        startedAt: '2026-04-01T00:00:00+02:00',
+        endedAt: '2026-06-01T00:00:00+02:00',
+      },
+    }),
+    201,
+  );
+  const dropped = await ok(
+    call('POST', '/user_challenges', {
+      body: {
+        name: 'Rides',
+        targetDatatype: '/v2/datatypes/98',
+        startedAt: '2026-04-01T00:00:00+02:00',
+        endedAt: '2026-06-01T00:00:00+02:00',
+        sport: '/v2/sports/385',
+      },
+    }),
+    201,
+  );
+  await ok(call('GET', `/user_challenges/${challenge.id}`), 200);
+  await ok(call('GET', '/user_challenges?order[target]=desc&sport=385'), 200);
+  await ok(call('PUT', `/user_challenges/${challenge.id}`, { body: { target: 1500 } }), 200);
+  await ok(call('DELETE', `/user_challenges/${dropped.id}`), 204);
+  await drained();
 
   // An uploaded picture, for an activity's images.
   const picture = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#c33' } })
@@ -211,6 +272,18 @@ async function scenario(): Promise<TrackingTestUser> {
   await ok(call('PUT', `/activities/${run.id}`, { body: { name: 'Evening run' } }), 200);
   await drained();
   await ok(call('PUT', `/activities/${run.id}`, { body: { sport: '/v2/sports/388' } }), 200);
+  await ok(
+    call('PUT', `/activities/${run.id}`, {
+      body: { equipments: [`/v2/user_equipments/${bike.id}`], dataSummaries: { '5': 1900, '24': 600 } },
+    }),
+    200,
+  );
+  await ok(
+    call('POST', '/activities', {
+      body: { ...runBody, startdate: '2026-05-05T08:30:00+02:00', equipments: ['/v2/user_equipments/none'] },
+    }),
+    422,
+  );
   await ok(call('GET', `/activities/${run.id}/streams`), 200);
   await ok(call('GET', `/activities/${ride.id}/streams?resolution=low`), 200);
   await ok(call('GET', `/activities/${run.id}/best_efforts`), 200);
@@ -238,6 +311,25 @@ async function scenario(): Promise<TrackingTestUser> {
   await ok(call('GET', '/user_measures'), 200);
   await ok(call('PUT', `/user_measures/${measure.id}`, { body: { value: 72000 } }), 200);
   await ok(call('DELETE', `/user_measures/${measure.id}`), 204);
+
+  // Measure goals (read with their progress), and gear deleted (its activities keep the others).
+  const goal = await ok(
+    call('POST', '/user_measure_goals', {
+      body: { user: me(u), datatype: '/v2/datatypes/22', goal: 71000, startdate: '2026-04-01T00:00:00+02:00' },
+    }),
+    201,
+  );
+  const spareGoal = await ok(
+    call('POST', '/user_measure_goals', {
+      body: { user: me(u), datatype: '/v2/datatypes/22', goal: 70000, startdate: '2026-04-01T00:00:00+02:00' },
+    }),
+    201,
+  );
+  await ok(call('GET', `/user_measure_goals/${goal.id}`), 200);
+  await ok(call('GET', '/user_measure_goals?datatype=22&order[startdate]=desc'), 200);
+  await ok(call('PUT', `/user_measure_goals/${goal.id}`, { body: { initial: 72500 } }), 200);
+  await ok(call('DELETE', `/user_measure_goals/${spareGoal.id}`), 204);
+  await ok(call('DELETE', `/user_equipments/${bike.id}`), 204);
 
   // Shares, and the public page.
   const share = await ok(
@@ -364,6 +456,7 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/webhooks/attempts.ts#lastAttempts':
     "reads a hook's attempts by hook id (webhook_attempts has no user_id yet), once the hook was found the caller's",
   'shared/tracking/streams/read.ts#readActivityStreams': NO_USER_COLUMN,
+  'shared/tracking/activities/changes.ts#availableDatatypesWith': `a PUT of an activity's summaries reads its channels' datatypes by its id; ${NO_USER_COLUMN}`,
   // Requests that write a coordinator table in the same statement.
   'shared/tracking/activities/store.ts#insertActivity': `one statement writes the activity, its streams and its outbox row: on Citus the outbox insert (coordinator) becomes a statement of its own in the same transaction; ${NO_USER_COLUMN}`,
   'shared/tracking/webhooks/events.ts#emitTrackingEvent':
@@ -400,6 +493,8 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/webhooks/deliver.ts#deliverWebhook': WEBHOOK_JOBS,
   'shared/tracking/webhooks/fan-out.ts#openDeliveriesOf': WEBHOOK_JOBS,
   // Every user by design.
+  'shared/tracking/gear/autocomplete.ts#suggestEquipment':
+    "the gear autocomplete reads everyone's brands and names, without their owners: a multi-shard statement (or, later, a reference table of the names the writes keep)",
   'shared/tracking/records/recompute-requests.ts#enqueueRecompute': ALL_USERS,
   'shared/tracking/records/recompute-requests.ts#recomputeProgress': ALL_USERS,
   'shared/tracking/sumups/rebuild-requests.ts#enqueueSumupsRebuild': ALL_USERS,

@@ -53,6 +53,7 @@ test('POST stores a manual activity: 201, the Activity in JSON-LD in the spec or
     'datastreamFlag',
     'globalChallenge',
     'availableDatatypes',
+    'equipments',
     'createdAt',
     'updatedAt',
     'movingTime',

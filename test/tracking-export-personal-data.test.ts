@@ -65,6 +65,9 @@ test('the personal data export holds every part of the user, and its manifest li
     'records.json',
     'devices.json',
     'shares.json',
+    'equipments.json',
+    'measure_goals.json',
+    'challenges.json',
     `photos/${d.uploadPath.replace(/^tracking\//, '')}`,
     'manifest.json',
   ]);
@@ -117,6 +120,9 @@ test('the personal data export holds every part of the user, and its manifest li
     ['measures.json', '/user_measures'],
     ['records.json', '/user_records'],
     ['devices.json', '/user_devices'],
+    ['equipments.json', '/user_equipments'],
+    ['measure_goals.json', '/user_measure_goals'],
+    ['challenges.json', '/user_challenges'],
   ] as const) {
     const listed = (await api.call('GET', route, u, plain)).body as Body[];
     t.true(listed.length > 0, route);
@@ -159,11 +165,29 @@ test('a user with nothing gets a profile, empty lists and a manifest; a photo th
   const { entries } = await personalData(empty);
   t.deepEqual(
     [...entries.keys()],
-    ['profile.json', 'measures.json', 'records.json', 'devices.json', 'shares.json', 'manifest.json'],
+    [
+      'profile.json',
+      'measures.json',
+      'records.json',
+      'devices.json',
+      'shares.json',
+      'equipments.json',
+      'measure_goals.json',
+      'challenges.json',
+      'manifest.json',
+    ],
   );
-  for (const file of ['measures.json', 'records.json', 'devices.json', 'shares.json'])
+  for (const file of [
+    'measures.json',
+    'records.json',
+    'devices.json',
+    'shares.json',
+    'equipments.json',
+    'measure_goals.json',
+    'challenges.json',
+  ])
     t.deepEqual(json(entries.get(file)), [], file);
-  t.is(json(entries.get('manifest.json')).files.length, 5);
+  t.is(json(entries.get('manifest.json')).files.length, 8);
 
   const u = await api.user();
   const form = new FormData();

@@ -25,6 +25,7 @@ const noop: Processors = {
     'activity-changed': async () => null,
     'recompute-activity': async () => null,
     'sumups-rebuild': async () => null,
+    'challenge-refresh': async () => null,
   },
   thumbnails: { 'activity-thumbnail': async () => null, 'activity-track-thumbnail': async () => null },
   recommendations: { 'compute-all': async () => null },

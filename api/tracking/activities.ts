@@ -102,6 +102,7 @@ function activityInputFromJson(
     location: body.location ?? null,
     reportedDevice: reported.device,
     duplicates,
+    equipmentIds: body.equipments,
     content: {
       sportId: body.sport as number,
       name: body.name ?? null,
@@ -182,7 +183,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
     })
     .create({
       summary: 'Store an activity with its summaries, datastream and GPS track, or import it from a file',
-      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, or \`location.device\` \`{model, firmware, sn}\` a device found among the caller's by model and serial or registered for them, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. Elapsed seconds are whole, 0 to ${ACTIVITY_LIMITS.maxSeconds}; an activity holds at most ${ACTIVITY_LIMITS.maxSamples} datastream samples and ${ACTIVITY_LIMITS.maxTrackPoints} locations (48 hours at 1 Hz; 422 naming the limit above). The answer is the activity without its streams (GET it for them). The query fields but \`duplicates\` are a file import's: with JSON, send them in the body.\n\nDuplicates: an activity of the caller with the same start (to the second, UTC) and the same duration, or imported from a file with the same SHA-256, is already stored: 409 naming it (\`Location\`, \`hydra:description\`), unless \`duplicates=keep\`.\n\n${fileDescription}`,
+      description: `The body is JSON (application/ld+json or application/json), at most ACTIVITY_BODY_LIMIT (default 32 MB; 413 above). \`user\` must be the caller's IRI; \`userDevice\` one of the caller's devices, or \`location.device\` \`{model, firmware, sn}\` a device found among the caller's by model and serial or registered for them, and then \`connector\` is required; \`sport\`, \`connector\` and every datatype must exist. \`equipments\` names the caller's gear (422 naming \`equipments[i]\` for gear that is not theirs); left out, the activity gets the caller's gear auto-assigned to its sport (\`sportsAutoAssigned\`, not retired, started by then), a file import too. Elapsed seconds are whole, 0 to ${ACTIVITY_LIMITS.maxSeconds}; an activity holds at most ${ACTIVITY_LIMITS.maxSamples} datastream samples and ${ACTIVITY_LIMITS.maxTrackPoints} locations (48 hours at 1 Hz; 422 naming the limit above). The answer is the activity without its streams (GET it for them). The query fields but \`duplicates\` are a file import's: with JSON, send them in the body.\n\nDuplicates: an activity of the caller with the same start (to the second, UTC) and the same duration, or imported from a file with the same SHA-256, is already stored: 409 naming it (\`Location\`, \`hydra:description\`), unless \`duplicates=keep\`.\n\n${fileDescription}`,
       query: createQuery,
       body: bodyInputs(unsupported, activityJsonInput(app), ...activityFileInputs(app)),
       errors: fileErrors,
@@ -229,9 +230,10 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       handler: async ({ params, caller }) => findActivityContent(db, caller.id, params.id),
     })
     .update({
-      summary: 'Change the name, comment, tags, images, thumbnail or sport of an activity of the caller',
+      summary:
+        'Change the name, comment, tags, images, thumbnail, sport, summaries or gear of an activity of the caller',
       description:
-        'The fields sent replace their values; the others stay. Every other Activity field is fixed at the creation: sent back, it is ignored. A change of sport must name an existing sport.',
+        "The fields sent replace their values; the others stay. Every other Activity field is fixed at the creation: sent back, it is ignored. A change of sport must name an existing sport; `dataSummaries` replaces the summaries whole (their datatypes must exist); `equipments` replaces the gear, each the caller's (422 naming `equipments[i]` otherwise). The records job moves the statistics, gear totals and challenges a moment later.",
       body: updateBody,
       handler: async ({ params, body, caller: user }) => {
         const row = await updateActivity(db, user.id, params.id, {
@@ -241,6 +243,10 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
           ...(body.images !== undefined ? { images: body.images } : {}),
           ...(body.thumbnail !== undefined ? { thumbnail: body.thumbnail } : {}),
           ...(body.sport !== undefined ? { sportId: body.sport } : {}),
+          ...(body.equipments !== undefined ? { equipmentIds: body.equipments } : {}),
+          ...(body.dataSummaries !== undefined
+            ? { summaries: summariesFromJson(body.dataSummaries as Record<string, unknown>) }
+            : {}),
         });
         return row;
       },

@@ -9,6 +9,7 @@ import { jsonWithStreamsChunks } from '../../shared/tracking/activities/json.ts'
 import { ACTIVITY_ORDERS } from '../../shared/tracking/activities/list.ts';
 import type { ActivityRow } from '../../shared/tracking/activities/store.ts';
 import { deviceReferenceId } from '../../shared/tracking/devices/reported.ts';
+import { MAX_EQUIPMENTS_PER_ACTIVITY } from '../../shared/tracking/gear/activity-gear.ts';
 import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, itemIri } from '../http/formats/hydra.ts';
@@ -104,6 +105,9 @@ export const activitySchema = z
     datastreamFlag: z.boolean(),
     globalChallenge: z.string().nullable(),
     availableDatatypes: z.array(z.number().int()),
+    equipments: z.array(iriString('/v2/user_equipments/ab12')).meta({
+      description: "the caller's gear the activity was done with (docs/tracking-gear-goals-challenges.md)",
+    }),
     createdAt: dateTimeOut,
     updatedAt: dateTimeOut,
     ...movingDoc,
@@ -209,6 +213,10 @@ const name = z.string().max(L.nameLength).nullable();
 const comment = z.string().max(L.commentLength).nullable();
 const tags = z.array(z.string().min(1).max(L.tagLength)).max(L.maxTags).nullable();
 const images = z.array(httpUrl).max(L.maxImages);
+const equipments = z.array(iriOf('user_equipments')).max(MAX_EQUIPMENTS_PER_ACTIVITY);
+const dataSummaries = z
+  .record(z.string(), z.unknown())
+  .meta({ description: 'datatype id (string key) to a number', example: { '5': 10230, '24': 3600 } });
 
 const createFields = {
   name: name.optional(),
@@ -238,9 +246,10 @@ const createFields = {
   images: images.optional(),
   tags: tags.optional(),
   location: locationObject,
-  dataSummaries: z
-    .record(z.string(), z.unknown())
-    .meta({ description: 'datatype id (string key) to a number', example: { '5': 10230, '24': 3600 } }),
+  dataSummaries,
+  equipments: equipments.optional().meta({
+    description: `your gear (at most ${MAX_EQUIPMENTS_PER_ACTIVITY}); left out, your gear auto-assigned to the sport; [] for none`,
+  }),
   datastream: streamObject(
     `elapsed second (string key, 0 to ${L.maxSeconds}) to {datatype id: number}`,
     { '0': { '1': 92 }, '1': { '1': 95, '5': 3.1 } },
@@ -291,6 +300,8 @@ const updateFields = {
   tags: tags.optional(),
   images: images.optional(),
   thumbnail: httpUrl.nullable().optional(),
+  dataSummaries: dataSummaries.optional().meta({ description: 'replaces the summaries whole' }),
+  equipments: equipments.optional().meta({ description: 'replaces the gear ([] for none)' }),
 };
 
 /** Set at the creation, read-only afterwards: a PUT sending back what it read is not refused for them. */

@@ -50,7 +50,7 @@ const hookSchema = z
     user: z.string().meta({ format: 'iri-reference', example: '/v2/users/a1b2c3' }),
     url: z.string().meta({ format: 'uri', example: 'https://example.com/webhooks' }),
     events: z.array(z.enum(WEBHOOK_EVENTS)).meta({
-      description: `v2.26's \`activity_create\` and \`activity_delete\`, and this server's extensions \`activity_update\`, \`records_update\`, \`thumbnail_ready\`, \`export_ready\``,
+      description: `v2.26's \`activity_create\` and \`activity_delete\`, and this server's extensions \`activity_update\`, \`records_update\`, \`thumbnail_ready\`, \`export_ready\`, \`equipment_alert\`, \`challenge_achieved\``,
     }),
     startFailureDate: dateTimeOut
       .nullable()

@@ -7,6 +7,7 @@ import type { Database } from '../db/schema/index.ts';
 import { resolveStoragePath } from '../media/storage.ts';
 import { TRACKING_STORAGE_ROOT } from '../tracking/activities/uploads.ts';
 import { exportStoragePath } from '../tracking/exports/store.ts';
+import { deleteUserProgress } from '../tracking/progress/owned.ts';
 import { deleteUserWebHooks } from '../tracking/webhooks/hooks.ts';
 import { setAccountDisabled } from './revocation.ts';
 
@@ -21,7 +22,7 @@ import { setAccountDisabled } from './revocation.ts';
  * 2. the rows of the account, table by table, children before parents: public shares first (the
  *    share pages stop at once), exports, idempotency keys, activities (their streams, best efforts
  *    and records go with them; no tombstones), the tombstones of earlier deletions, records,
- *    measures, devices, uploads; its places that are not approved are deleted, the approved ones
+ *    measures, devices, gear, measure goals and challenges, uploads; its places that are not approved are deleted, the approved ones
  *    and the place activities it created are kept without their creator (community content), so
  *    are the partners it created; the clients it owns are deleted (third-party) or kept without
  *    owner (first-party: the platform's own apps).
@@ -58,6 +59,7 @@ export const DELETION_STEPS = [
   'records',
   'measures',
   'devices',
+  'gear-goals-challenges',
   'uploads',
   'places',
   'partners',
@@ -305,6 +307,9 @@ class DeletionRun {
             .execute();
           return { count: rows.length };
         });
+      case 'gear-goals-challenges':
+        await this.#tx(step, async (trx) => ({ counts: await deleteUserProgress(trx, user) }));
+        return;
       case 'uploads':
         return this.#batches(step, 'uploads', async (trx, limit) => {
           const rows = await trx

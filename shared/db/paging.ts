@@ -62,3 +62,30 @@ export function whereDateBounds<DB, TB extends keyof DB, O>(
   if (bounds.strictly_before) q = q.where(ref, '<', bounds.strictly_before);
   return q;
 }
+
+/**
+ * pageOf in one statement: the page's rows carry the count of every match (a window over the
+ * filtered rows, before the limit). A page past the end has no row to carry it: counted apart.
+ */
+export async function pageWithTotal<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  paging: PageRequest,
+): Promise<Found<O>> {
+  // Kysely cannot resolve a selection's type over a generic database: the rows and the count.
+  const rows = (await query
+    .select(sql<string>`count(*) over ()`.as('matching_rows'))
+    .limit(paging.limit)
+    .offset((paging.page - 1) * paging.limit)
+    .execute()) as (O & { matching_rows: string })[];
+  const items = rows.map(({ matching_rows: _, ...row }) => row as O);
+  const first = rows[0];
+  if (first) return { items, total: Number(first.matching_rows) };
+  if (paging.page === 1) return { items, total: 0 };
+  const count = await query
+    .clearSelect()
+    .clearOrderBy()
+    .select((eb) => eb.fn.countAll().as('n'))
+    .$castTo<{ n: number | string }>()
+    .executeTakeFirstOrThrow();
+  return { items, total: Number(count.n) };
+}

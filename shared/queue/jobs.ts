@@ -70,6 +70,18 @@ export type SumupsRebuildJobPayload = {
   requestedAt: string;
 };
 
+/**
+ * A challenge was created, or a change of its window, target or sport was made (queue `records`):
+ * its result and achievement are computed again from the user's activities
+ * (docs/tracking-gear-goals-challenges.md). Written in the transaction of the change.
+ */
+export type ChallengeRefreshJobPayload = {
+  challengeId: string;
+  userId: string;
+  /** The challenge's version after the change. */
+  version: number;
+};
+
 /** Builds the zip of a bulk export of a user's activities (queue `exports`); written with the export's row. */
 export type UserExportJobPayload = {
   exportId: string;
@@ -140,6 +152,7 @@ export type JobPayloads = Checked<{
     'activity-changed': ActivityChangedJobPayload;
     'recompute-activity': RecordsRecomputeJobPayload;
     'sumups-rebuild': SumupsRebuildJobPayload;
+    'challenge-refresh': ChallengeRefreshJobPayload;
   };
   thumbnails: { 'activity-thumbnail': ThumbnailJobPayload; 'activity-track-thumbnail': TrackThumbnailJobPayload };
   recommendations: { 'compute-all': RecommendationsJobPayload };
@@ -174,6 +187,8 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
     // One job per user and request: a request relayed twice makes one job.
     'sumups-rebuild': ({ userId, requestedAt }) =>
       `sumups-rebuild-${userId.replace(/[^A-Za-z0-9_-]/g, '_')}-${requestedAt.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+    // One job per challenge version: a change relayed twice makes one job, each new change its own.
+    'challenge-refresh': ({ challengeId, version }) => `challenge-refresh-${challengeId}-v${version}`,
   },
   thumbnails: {
     // One job per stored original (a new upload has a new path, hence its own job); a rebuild's

@@ -15,6 +15,9 @@ export const IRI_TYPES = {
   user_measures: 'UserMeasure',
   user_records: 'UserRecord',
   share_activities: 'ShareActivity',
+  user_equipments: 'UserEquipment',
+  user_measure_goals: 'UserMeasureGoal',
+  user_challenges: 'UserChallenge',
 } as const;
 export type IriCollection = keyof typeof IRI_TYPES;
 

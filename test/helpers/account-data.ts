@@ -11,7 +11,7 @@ import { type Body, me, waitFor } from './tracking-exports.ts';
 
 /**
  * Everything a user can have, made through the API where it has a route (activities, photo,
- * measure, device, share, export, an idempotency key) and in the database otherwise (places,
+ * measure, device, gear, goal, challenge, share, export, an idempotency key) and in the database otherwise (places,
  * partner, clients). Shared by test/accounts-deletion.test.ts and
  * test/tracking-export-personal-data.test.ts; the workers of the records, thumbnails and exports
  * queues must run.
@@ -23,6 +23,9 @@ export interface UserData {
   uploadUrl: string;
   measureId: string;
   deviceId: string;
+  equipmentId: string;
+  goalId: number;
+  challengeId: string;
   shareToken: string;
   exportId: string;
   exportUrl: string;
@@ -94,6 +97,30 @@ export async function populateUser(api: TrackingTestApi, u: TrackingTestUser): P
       body: { serial: `SN-${u.ldid.slice(0, 8)}`, model: '/v2/device_models/1', firmware: '/v2/firmwares/2' },
     }),
   );
+  const equipment = ok(
+    'POST /user_equipments',
+    await api.call('POST', '/user_equipments', u, {
+      body: { category: 'shoes', brand: 'Kalenji', name: `Shoes of ${u.ldid}`, sportsAutoAssigned: ['/v2/sports/121'] },
+    }),
+  );
+  const goal = ok(
+    'POST /user_measure_goals',
+    await api.call('POST', '/user_measure_goals', u, {
+      body: { user: me(u), datatype: '/v2/datatypes/181', goal: 70000, startdate: '2024-04-01T00:00:00+02:00' },
+    }),
+  );
+  const challenge = ok(
+    'POST /user_challenges',
+    await api.call('POST', '/user_challenges', u, {
+      body: {
+        name: 'May',
+        targetDatatype: '/v2/datatypes/5',
+        target: 20,
+        startedAt: '2024-05-01T00:00:00Z',
+        endedAt: '2024-06-01T00:00:00Z',
+      },
+    }),
+  );
   const share = ok(
     'POST /share_activities',
     await api.call('POST', '/share_activities', u, {
@@ -114,6 +141,11 @@ export async function populateUser(api: TrackingTestApi, u: TrackingTestUser): P
         (files) => files.length > 0,
       ),
     (ready) => ready,
+  );
+  // And the challenge's result (the records job of each run, and the challenge's own).
+  await waitFor(
+    async () => (await api.call('GET', `/user_challenges/${challenge.id}`, u)).body as Body,
+    (c) => c.result === 28,
   );
 
   const place = async (status: 'pending' | 'approved') =>
@@ -190,6 +222,9 @@ export async function populateUser(api: TrackingTestApi, u: TrackingTestUser): P
     uploadUrl,
     measureId: measure.id as string,
     deviceId: device.id as string,
+    equipmentId: equipment.id as string,
+    goalId: goal.id as number,
+    challengeId: challenge.id as string,
     shareToken: share.id as string,
     exportId: requested.id as string,
     exportUrl: done.url as string,

@@ -6,6 +6,7 @@ import type { ExportTables } from './exports.ts';
 import type { IdempotencyTables } from './idempotency.ts';
 import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
+import type { ProgressTables } from './progress.ts';
 import type { RecommendationTables } from './recommendations.ts';
 import type { RecordsTables } from './records.ts';
 import type { ReferentialTables } from './referentials.ts';
@@ -53,3 +54,6 @@ export interface Database extends TombstoneTables {}
 
 /** Statistics by period and what each activity added to them (migration 0061). */
 export interface Database extends SumupTables {}
+
+/** Gear, measure goals, challenges and what each activity added to them (migration 0069). */
+export interface Database extends ProgressTables {}

@@ -95,6 +95,8 @@ export interface ActivitiesTable extends Stamps {
   pauses: ColumnType<{ start: number; duration: number }[] | null, string | null | undefined, string | null>;
   moving_speed_avg: ColumnType<number | null, number | null | undefined, number | null>;
   moving_pace: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Ids of the user's gear the activity was done with (migration 0069). */
+  equipment_ids: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 export interface ActivityTracksTable {

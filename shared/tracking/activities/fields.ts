@@ -28,6 +28,7 @@ export function activityFields(a: ActivityRow) {
     datastreamFlag: a.datastream_flag,
     globalChallenge: a.global_challenge,
     availableDatatypes: a.available_datatypes,
+    equipments: a.equipment_ids.map((id) => iri('user_equipments', id)),
     createdAt: formatDateTime(a.created_at),
     updatedAt: formatDateTime(a.updated_at),
     // Extensions (moving-time.ts): after the spec's fields.

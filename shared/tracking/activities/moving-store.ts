@@ -66,19 +66,21 @@ export function movingColumns(m: MovingFields) {
 }
 
 /**
- * Moving fields of a stored activity under its new sport's rule, or undefined when the rule is
- * the same as its old sport's (nothing to recompute).
+ * Moving fields of a stored activity under its new sport's rule and its new summaries (a PUT),
+ * or undefined when neither the rule nor the distance summary they read changes (nothing to recompute).
  */
 export async function movingFieldsForSport(
   db: Executor,
   activity: { id: string; sport_id: number; duration: number; data_summaries: Record<string, number> },
   sportId: number,
+  summaries: Record<string, number> = activity.data_summaries,
 ): Promise<MovingFields | undefined> {
   const [before, after] = await Promise.all([movingRuleFor(db, activity.sport_id), movingRuleFor(db, sportId)]);
-  if (before === after) return undefined;
+  const distance = String(DATATYPE.DISTANCE);
+  if (before === after && activity.data_summaries[distance] === summaries[distance]) return undefined;
   const streams = await storedSpeedStreams(db, activity.id);
-  const summaries = new Map(Object.entries(activity.data_summaries).map(([k, v]) => [Number(k), v]));
-  return movingFields({ duration: activity.duration, summaries, ...streams }, after);
+  const values = new Map(Object.entries(summaries).map(([k, v]) => [Number(k), v]));
+  return movingFields({ duration: activity.duration, summaries: values, ...streams }, after);
 }
 
 /**

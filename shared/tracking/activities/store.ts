@@ -8,6 +8,7 @@ import { conflictError, type FieldError, invalid, notFoundError } from '../../er
 import { job } from '../../queue/jobs.ts';
 import { enqueueInTransaction, outboxRows } from '../../queue/outbox.ts';
 import { type ReportedDevice, resolveReportedDevice } from '../devices/reported.ts';
+import { equipmentProblems, newActivityGear } from '../gear/activity-gear.ts';
 import { iri } from '../iri.ts';
 import { previewRows } from '../streams/preview-store.ts';
 import { emitActivityEvent } from '../webhooks/events.ts';
@@ -19,6 +20,7 @@ import {
   trackFromWkb,
   trackToEwkb,
 } from './binary.ts';
+import { availableDatatypesWith, changeProblems } from './changes.ts';
 import { contentLimitProblems } from './content.ts';
 import type { ActivityContent, Datastream } from './data.ts';
 import { emptyDatastream, emptyTrack } from './data.ts';
@@ -33,7 +35,7 @@ import {
 } from './duplicates.ts';
 import { movingColumns, movingFieldsForSport, movingRuleFor } from './moving-store.ts';
 import { type MovingFields, movingFields } from './moving-time.ts';
-import { referenceProblems, sportExists } from './references.ts';
+import { referenceProblems } from './references.ts';
 import { sameFamilySports } from './sport-family.ts';
 import { trackThumbnailJob } from './thumbnail-job.ts';
 import { buryActivity } from './tombstones.ts';
@@ -72,6 +74,8 @@ export interface ActivityInput {
   fileSha256?: Uint8Array | null | undefined;
   /** A duplicate of a stored activity (duplicates.ts) is refused unless this is `keep`. */
   duplicates?: DuplicatePolicy | undefined;
+  /** The caller's gear it was done with; undefined: the gear auto-assigned to its sport (gear/activity-gear.ts). */
+  equipmentIds?: string[] | undefined;
 }
 
 /** What a PUT may change; absent members keep their value. */
@@ -82,6 +86,10 @@ export interface ActivityChanges {
   images?: string[];
   thumbnail?: string | null;
   sportId?: number;
+  /** The caller's gear (replaces the list). */
+  equipmentIds?: string[];
+  /** The `dataSummaries` (replace them). */
+  summaries?: Map<number, number>;
 }
 
 const notFound = (id: string) => notFoundError(`No activity ${id}`);
@@ -172,12 +180,13 @@ async function insertActivity(
   const device = input.userDeviceId;
   const keep = input.duplicates === 'keep';
   const sha256 = probe.fileSha256 === null ? null : Buffer.from(probe.fileSha256);
+  const gear = newActivityGear(callerId, content, input.equipmentIds);
   const result = await sql<ActivityRow>`
-    with a as (
+    with g as (${gear.cte}), a as (
       insert into activities (id, user_id, sport_id, user_device_id, connector_id, name, startdate, duration,
         comment, user_session, images, tags, manual, location, data_summaries, available_datatypes,
         track_flag, datastream_flag, latitude, longitude, elevation, version, file_sha256, kept_duplicate,
-        moving_time, pauses, moving_speed_avg, moving_pace)
+        moving_time, pauses, moving_speed_avg, moving_pace, equipment_ids)
       select ${id}, ${callerId}, ${content.sportId}::int, ${device}::text, ${input.connectorId}::int,
         ${content.name}::text, ${content.startdate}::timestamptz, ${content.duration}::int, ${input.comment}::text,
         ${input.userSession}::text, ${input.images}::text[], ${input.tags}::text[], ${derived.manual},
@@ -185,8 +194,8 @@ async function insertActivity(
         ${derived.available_datatypes}::int[], ${derived.track_flag}, ${derived.datastream_flag},
         ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8, ${FIRST_VERSION}::int,
         ${sha256}::bytea, ${keep}, ${moving.moving_time}::int, ${JSON.stringify(moving.pauses)}::jsonb,
-        ${moving.moving_speed_avg}::float8, ${moving.moving_pace}::float8
-      where (${device}::text is null
+        ${moving.moving_speed_avg}::float8, ${moving.moving_pace}::float8, ${gear.ids}
+      where ${gear.found} and (${device}::text is null
           or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId}))
         and ${keep ? sql`true` : noDuplicateOf(callerId, probe)}
       on conflict do nothing
@@ -228,8 +237,16 @@ async function insertActivity(
   return result.rows[0];
 }
 
-/** Why the insert wrote nothing: a device that is not the caller's (422), a duplicate (409), or neither. */
-async function refusal(db: Db, callerId: string, device: string | null, probe: DuplicateProbe): Promise<Error | null> {
+/** Why the insert wrote nothing: a device or gear that is not the caller's (422), a duplicate (409), or neither. */
+async function refusal(
+  db: Db,
+  callerId: string,
+  device: string | null,
+  equipmentIds: string[] | undefined,
+  probe: DuplicateProbe,
+): Promise<Error | null> {
+  const gear = await equipmentProblems(db, callerId, equipmentIds ?? []);
+  if (gear.length) return invalid(gear);
   if (device !== null) {
     const mine = await db
       .selectFrom('user_devices')
@@ -279,7 +296,7 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
       return inserted;
     });
     if (row) return row;
-    const refused = await refusal(db, callerId, userDeviceId, probe);
+    const refused = await refusal(db, callerId, userDeviceId, input.equipmentIds, probe);
     if (refused) throw refused;
   }
   throw conflictError('The activity collided with others being deleted at the same time: send it again');
@@ -362,9 +379,10 @@ export async function findActivityContent(
 }
 
 /**
- * Changes what a PUT may change (name, comment, tags, images, thumbnail, sport) of the caller's
- * activity. A call that changes something bumps the version and writes the outbox job (with the
- * previous sport when the sport changed); one that changes nothing writes nothing.
+ * Changes what a PUT may change (name, comment, tags, images, thumbnail, sport, gear, summaries)
+ * of the caller's activity. A call that changes something bumps the version and writes the
+ * outbox job (with the previous sport when the sport changed); one that changes nothing writes
+ * nothing.
  */
 export async function updateActivity(
   db: Db,
@@ -381,12 +399,8 @@ export async function updateActivity(
       .forUpdate()
       .executeTakeFirst();
     if (!current) throw notFound(id);
-    if (
-      changes.sportId !== undefined &&
-      changes.sportId !== current.sport_id &&
-      !(await sportExists(db, changes.sportId))
-    )
-      throw invalid([{ path: 'body.sport', message: `${iri('sports', changes.sportId)} does not exist` }]);
+    const problems = await changeProblems({ db, trx }, callerId, current, changes);
+    if (problems.length) throw invalid(problems);
     const next = {
       name: changes.name === undefined ? current.name : changes.name,
       comment: changes.comment === undefined ? current.comment : changes.comment,
@@ -394,16 +408,24 @@ export async function updateActivity(
       images: changes.images ?? current.images,
       thumbnail: changes.thumbnail === undefined ? current.thumbnail : changes.thumbnail,
       sport_id: changes.sportId ?? current.sport_id,
+      equipment_ids: changes.equipmentIds ? [...new Set(changes.equipmentIds)] : current.equipment_ids,
+      data_summaries: changes.summaries ? Object.fromEntries(changes.summaries) : current.data_summaries,
     };
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     if ((Object.keys(next) as (keyof typeof next)[]).every((k) => same(next[k], current[k]))) return current;
-    // Another sport may follow another moving rule: recomputed from the stored streams then.
+    // Another sport may follow another moving rule, another distance gives other averages:
+    // recomputed from the stored streams then.
+    const summariesChange = !same(next.data_summaries, current.data_summaries);
     const moving =
-      next.sport_id !== current.sport_id ? await movingFieldsForSport(trx, current, next.sport_id) : undefined;
+      next.sport_id !== current.sport_id || summariesChange
+        ? await movingFieldsForSport(trx, current, next.sport_id, next.data_summaries)
+        : undefined;
     const row = await trx
       .updateTable('activities')
       .set({
         ...next,
+        data_summaries: JSON.stringify(next.data_summaries),
+        ...(summariesChange ? { available_datatypes: await availableDatatypesWith(trx, id, next.data_summaries) } : {}),
         ...(moving ? movingColumns(moving) : {}),
         version: sql<number>`version + 1`,
         updated_at: sql<Date>`now()`,

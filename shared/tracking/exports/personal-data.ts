@@ -20,6 +20,7 @@ import { userFields } from '../users/fields.ts';
 import { findTrackingUser } from '../users/store.ts';
 import { type ArchiveOptions, type ArchiveResult, activityEntryBase, type ExportedActivity, utf8 } from './archive.ts';
 import { accountFields, consentFields, shareFields } from './personal-data-fields.ts';
+import { progressFiles } from './personal-data-progress.ts';
 import { type ArchiveEntry, ZipArchive } from './zip-archive.ts';
 
 /**
@@ -30,8 +31,9 @@ import { type ArchiveEntry, ZipArchive } from './zip-archive.ts';
  * - per activity, oldest start first: `gpx/<start>_<id>.gpx` (GPX 1.1), `activities/<start>_<id>.json`
  *   (the activity as GET /v2/activities/{id} answers in plain JSON, streams included) and its drawn
  *   thumbnails, `photos/thumbnails/<id>/<file>`;
- * - `measures.json`, `records.json`, `devices.json`, `shares.json`: arrays of each resource as the
- *   API answers it in plain JSON;
+ * - `measures.json`, `records.json`, `devices.json`, `shares.json`, `equipments.json`,
+ *   `measure_goals.json`, `challenges.json`: arrays of each resource as the API answers it in
+ *   plain JSON;
  * - `photos/uploads/...`: the photos the user uploaded (POST /v2/upload), bytes as stored;
  * - `manifest.json`, last: every other file with its size and SHA-256, and the files a row names
  *   but the storage no longer holds (`missing`).
@@ -61,7 +63,10 @@ interface MissingFile {
 }
 
 /** `[`, the members one per line, `]`: one chunk per page of rows. */
-async function* jsonArray<T>(pages: AsyncIterable<T[]>, fields: (row: T) => unknown): AsyncGenerator<Buffer> {
+async function* jsonArray<T>(
+  pages: AsyncIterable<T[]> | Iterable<T[]>,
+  fields: (row: T) => unknown,
+): AsyncGenerator<Buffer> {
   let first = true;
   yield Buffer.from('[');
   for await (const page of pages) {
@@ -195,6 +200,11 @@ export async function writePersonalDataArchive(
         (s) => shareFields(s, options.publicUrl),
       ),
     );
+    for (const [name, items] of await progressFiles(db, userId))
+      await zip.add(
+        name,
+        jsonArray([items], (item) => item),
+      );
     for await (const page of pages((after: { path: string } | undefined) => {
       let q = db.selectFrom('tracking_uploads').select('path').where('user_id', '=', userId);
       if (after) q = q.where('path', '>', after.path);

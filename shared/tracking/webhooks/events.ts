@@ -24,6 +24,8 @@ export const WEBHOOK_EVENTS = [
   'records_update',
   'thumbnail_ready',
   'export_ready',
+  'equipment_alert',
+  'challenge_achieved',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
