@@ -11,6 +11,7 @@ import { deletedActivitiesResource } from './deleted-activities.ts';
 import { devicesResource } from './devices.ts';
 import { documentationRoutes } from './docs.ts';
 import { exportsResource } from './exports.ts';
+import { jobsResource } from './jobs.ts';
 import { measuresResource } from './measures.ts';
 import { recordsResource } from './records.ts';
 import { referentialResources } from './referentials.ts';
@@ -51,6 +52,7 @@ export const trackingService: ServiceModule = {
     userStatsResource(router, app);
     uploadRoute(router, app);
     exportsResource(router, app);
+    jobsResource(router, app);
     sharesResource(router, app);
     webHooksResource(router, app);
     return [router.router];

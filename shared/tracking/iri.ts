@@ -15,6 +15,7 @@ export const IRI_TYPES = {
   user_measures: 'UserMeasure',
   user_records: 'UserRecord',
   share_activities: 'ShareActivity',
+  jobs: 'Job',
 } as const;
 export type IriCollection = keyof typeof IRI_TYPES;
 

@@ -24,6 +24,8 @@ export const WEBHOOK_EVENTS = [
   'records_update',
   'thumbnail_ready',
   'export_ready',
+  'import_done',
+  'import_failed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
