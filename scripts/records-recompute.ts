@@ -3,11 +3,9 @@ import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { parseOptions, runCli, usageError } from '../shared/runtime/cli.ts';
 import { refreshComputedClimbs } from '../shared/tracking/activities/climb-store.ts';
-import {
-  enqueueRecompute,
-  type RecomputeScope,
-  recomputeProgress,
-} from '../shared/tracking/records/recompute-requests.ts';
+import { unknownSportIds } from '../shared/tracking/activities/references.ts';
+import { enqueueRecompute, recomputeProgress } from '../shared/tracking/records/recompute-requests.ts';
+import { describeFilters, parseRecomputeScope } from '../shared/tracking/records/recompute-scope.ts';
 import { recordsSettings } from '../shared/tracking/records/settings.ts';
 import {
   compactTime,
@@ -15,17 +13,24 @@ import {
   sumupsRebuildProgress,
 } from '../shared/tracking/sumups/rebuild-requests.ts';
 
-const USAGE = `usage: npm run records:recompute -- (--user <user id> | --all) [--force] [--wait]
-  --user ID  the activities of one tracking user (the account's ldid)
-  --all      every activity
-  --force    also the activities whose records are up to date for their version and the settings
-  --wait     stay until the workers have recomputed every activity asked (and rebuilt the statistics),
-             with a second progress bar
-Also rebuilds the statistics by period of the users in scope (one job per user, always).`;
+const USAGE = `usage: npm run records:recompute -- (--user <user id> | --all) [--sport <id>[,<id>...]] [--since <date>] [--until <date>] [--force] [--wait]
+  --user ID      the activities of one tracking user (the account's ldid)
+  --all          every activity
+  --sport IDS    only the activities of these sports (ids, comma-separated or the option repeated)
+  --since DATE   only the activities starting at or after DATE (YYYY-MM-DD at midnight UTC, or an ISO 8601 instant with its offset)
+  --until DATE   only the activities starting before DATE
+  --force        also the activities whose records are up to date for their version and the settings
+  --wait         stay until the workers have recomputed every activity asked (and rebuilt the statistics),
+                 with a second progress bar
+Also rebuilds the statistics by period of the users in scope (one job per user, always; with
+--sport, --since or --until, of the users who have an activity among them).`;
 
 const OPTIONS = {
   user: { type: 'string' },
   all: { type: 'boolean', default: false },
+  sport: { type: 'string', multiple: true },
+  since: { type: 'string' },
+  until: { type: 'string' },
   force: { type: 'boolean', default: false },
   wait: { type: 'boolean', default: false },
 } as const;
@@ -45,9 +50,9 @@ const usage = (problem: string) => usageError(USAGE, problem);
  */
 await runCli(async (config) => {
   const args = parseOptions(OPTIONS, USAGE);
-  if ((args.user === undefined) === !args.all) usage('give either --user ID or --all');
-  if (args.user !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(args.user)) usage(`--user: not a user id: ${args.user}`);
-  const scope: RecomputeScope = args.user === undefined ? { all: true } : { userId: args.user };
+  const parsed = parseRecomputeScope(args);
+  const { scope } =
+    'problems' in parsed ? usage(parsed.problems.map((p) => `${p.path}: ${p.message}`).join('\n')) : parsed;
   const settings = recordsSettings(config.RECORDS_FAMILIES_FILE);
 
   const { db } = createDb(config.DATABASE_URL, 2);
@@ -57,6 +62,12 @@ await runCli(async (config) => {
   );
   try {
     if (config.MIGRATE_ON_START) await migrateToLatest(db);
+    const unknownSports = await unknownSportIds(db, scope.sportIds ?? []);
+    if (unknownSports.length > 0) {
+      console.error(`no sport ${unknownSports.join(', ')} (see GET /v2/sports)`);
+      process.exitCode = 1;
+      return;
+    }
     if ('userId' in scope) {
       const user = await db.selectFrom('tracking_users').select('id').where('id', '=', scope.userId).executeTakeFirst();
       if (!user) {
@@ -79,7 +90,8 @@ await runCli(async (config) => {
       },
     });
     bar.stop();
-    const who = 'userId' in scope ? `user ${scope.userId}` : 'all users';
+    const filters = describeFilters(scope);
+    const who = `${'userId' in scope ? `user ${scope.userId}` : 'all users'}${filters ? `, ${filters}` : ''}`;
     console.log(`records:recompute (${who}, settings ${summary.settings}${summary.forced ? ', forced' : ''}):`);
     console.log(`  ${summary.total} activities`);
     console.log(

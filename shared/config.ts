@@ -6,7 +6,15 @@ export const SERVICE_NAMES = ['places', 'catalogue', 'partners', 'tracking', 'ac
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** Every BullMQ queue a worker process can run; operators pick a subset with WORKER_QUEUES. */
-export const QUEUE_NAMES = ['records', 'thumbnails', 'exports', 'recommendations', 'maintenance', 'webhooks'] as const;
+export const QUEUE_NAMES = [
+  'records',
+  'thumbnails',
+  'exports',
+  'recommendations',
+  'maintenance',
+  'webhooks',
+  'imports',
+] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 /** The largest AUTH_CLOCK_TOLERANCE_S allowed: revoked token ids are kept this long past their expiry. */
@@ -191,6 +199,15 @@ export const envSchema = z.object({
   IMPORT_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(60),
   /** Imports waiting for a free thread, per API process; beyond, 503 with Retry-After. */
   IMPORT_QUEUE: z.coerce.number().int().min(0).max(10_000).default(16),
+  /**
+   * A file import larger than this runs on the workers as a job (202 with the job), whatever
+   * `Prefer` says; smaller ones are read at once unless `Prefer: respond-async` (docs/tracking-files.md).
+   */
+  IMPORT_ASYNC_ABOVE: byteSize.default('4mb'),
+  /** Files a worker process imports at once (the `imports` queue's concurrency: one thread each). */
+  IMPORTS_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
+  /** Largest zip of a bulk import (POST /v2/file_import/activities with application/zip). */
+  BULK_IMPORT_LIMIT: byteSize.default('512mb'),
   CORS_ORIGINS: z.string().default('*'),
   RATE_LIMIT_ENABLED: bool.default(true),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(600),
@@ -244,6 +261,8 @@ export interface Config extends Omit<Env, 'TRUST_PROXY' | 'PUBLIC_URL'> {
   bodyLimitBytes: number;
   activityBodyLimitBytes: number;
   activityFileLimitBytes: number;
+  importAsyncAboveBytes: number;
+  bulkImportLimitBytes: number;
   corsOrigins: string[] | '*';
 }
 
@@ -283,6 +302,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: bytes(e.BODY_LIMIT),
     activityBodyLimitBytes: bytes(e.ACTIVITY_BODY_LIMIT),
     activityFileLimitBytes: bytes(e.ACTIVITY_FILE_LIMIT),
+    importAsyncAboveBytes: bytes(e.IMPORT_ASYNC_ABOVE),
+    bulkImportLimitBytes: bytes(e.BULK_IMPORT_LIMIT),
     corsOrigins: origins.length === 0 || origins.includes('*') ? '*' : origins,
   };
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test from 'ava';
 import { Queue } from 'bullmq';
+import { sql } from 'kysely';
 import { createRedis } from '../shared/queue/connection.ts';
 import { relayOutboxBatch } from '../shared/queue/outbox.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
@@ -51,6 +52,20 @@ test('usage: --user or --all, not both; an unknown option or user is refused', a
     t.is(r.code, 2, args.join(' '));
     t.regex(r.stderr, /usage: npm run records:recompute -- \(--user <user id> \| --all\)/);
   }
+  for (const [args, problem] of [
+    [['--all', '--sport', 'run'], /--sport: not a sport id: run/],
+    [['--all', '--since', '2024-13-45'], /--since: not a date/],
+    [['--all', '--until', 'yesterday'], /--until: not a date/],
+    [['--all', '--since', '2024-02-01', '--until', '2024-01-01'], /--until: must come after --since/],
+  ] as const) {
+    const r = await runCli([...args]);
+    t.is(r.code, 2, args.join(' '));
+    t.regex(r.stderr, problem);
+    t.regex(r.stderr, /\[--sport <id>\[,<id>\.\.\.\]\] \[--since <date>\] \[--until <date>\]/);
+  }
+  const noSport = await runCli(['--all', '--sport', '999999']);
+  t.is(noSport.code, 1);
+  t.regex(noSport.stderr, /no sport 999999/);
   const unknown = await runCli(['--user', 'nobody']);
   t.is(unknown.code, 1);
   t.regex(unknown.stderr, /no tracking user nobody/);
@@ -166,5 +181,47 @@ test.serial(
     const mismatch = await runCli(['--user', alice, '--force', '--wait']);
     t.is(mismatch.code, 1, mismatch.stdout);
     t.regex(mismatch.stderr, /the workers recompute with other records settings \([0-9a-f]{12}\) than this command/);
+  },
+);
+
+test.serial(
+  '--sport, --since and --until narrow the activities and the users whose statistics are rebuilt',
+  async (t) => {
+    const carol = await insertTrackingUser(db);
+    // Running on February 1, 2 and 3, 2026, and a ride on February 2.
+    for (let day = 1; day <= 3; day++) await run(carol, day, 120, 3);
+    await insertActivity(db, { userId: carol, sportId: 381, startdate: new Date(Date.UTC(2026, 1, 2)) });
+    t.teardown(() =>
+      db
+        .deleteFrom('outbox')
+        .where('payload', '@>', sql`${JSON.stringify({ userId: carol })}::jsonb`)
+        .execute(),
+    );
+    const scoped = await runCli([
+      '--user',
+      carol,
+      '--sport',
+      '121',
+      '--since',
+      '2026-02-02',
+      '--until',
+      '2026-02-03T00:00:00Z',
+    ]);
+    t.is(scoped.code, 0, scoped.stderr);
+    t.regex(
+      scoped.stdout,
+      new RegExp(
+        `\\(user ${carol}, sports 121, from 2026-02-02T00:00:00.000Z, before 2026-02-03T00:00:00.000Z, settings`,
+      ),
+    );
+    t.regex(scoped.stdout, /\n {2}1 activities\n {2}1 recompute jobs enqueued/);
+    t.regex(scoped.stdout, /\n {2}1 statistics rebuild jobs enqueued/);
+    const sports = await runCli(['--user', carol, '--sport', '121,381', '--sport', '/v2/sports/381']);
+    t.regex(sports.stdout, /\n {2}4 activities\n/);
+    // Everyone's, narrowed: only the users with such an activity get a statistics rebuild.
+    const everyone = await runCli(['--all', '--sport', '381', '--since', '2026-02-02', '--until', '2026-02-03']);
+    t.is(everyone.code, 0, everyone.stderr);
+    t.regex(everyone.stdout, /\n {2}1 activities\n/);
+    t.regex(everyone.stdout, /\n {2}1 statistics rebuild jobs enqueued/);
   },
 );

@@ -36,6 +36,7 @@ const noop: Processors = {
     'tombstones-expire': async () => null,
   },
   webhooks: { event: async () => null, deliver: async () => null, 'cleanup-events': async () => null },
+  imports: { 'import-file': async () => null },
 };
 const thumbnailJob = (activityId: number) =>
   job('thumbnails', 'activity-thumbnail', { activityId, imagePath: `places/p/121/img-${activityId}.png` });
@@ -128,6 +129,7 @@ test('an outbox row becomes a processed job; SIGTERM-style close lets the active
     exports: noop.exports,
     maintenance: noop.maintenance,
     webhooks: noop.webhooks,
+    imports: noop.imports,
   };
   const config = testConfig({ DATABASE_URL: database.url, WORKER_QUEUES: 'thumbnails', OUTBOX_POLL_MS: '20' });
   const workers = await startWorkers(config, { processors });

@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { type Access, accessCanRefuse, accessMiddleware, accessSecurity } from './access.ts';
+import { Answer } from './answer.ts';
 import { errorResponse } from './error-schemas.ts';
 import type { Serializer } from './formats/format.ts';
 import {
@@ -134,6 +135,13 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
         const result = await spec.handler({ ...input, principal, caller, ctx } as OperationInput<Q, P, B, A, C>);
         // The jobs a write stored in the outbox are sent at once, not at the relay's next pass.
         if (d.method !== 'get' && ctx.status < 400) app.relay.kick();
+        if (result instanceof Answer) {
+          ctx.status = result.status;
+          ctx.set(result.headers);
+          ctx.body = result.body;
+          ctx.type = result.contentType;
+          return;
+        }
         const type = only ?? (chooses ? (negotiate(ctx.get('accept'), offered) ?? d.contentType) : d.contentType);
         const representation = representations[type];
         if (representation) {

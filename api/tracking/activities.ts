@@ -14,6 +14,7 @@ import { parseActivityBody } from '../../shared/tracking/body/parse.ts';
 import { reportedDeviceOf } from '../../shared/tracking/devices/reported.ts';
 import { iri } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
+import { Answer } from '../http/answer.ts';
 import { HttpError, payloadTooLarge, unprocessable } from '../http/errors.ts';
 import { bodyInputs, jsonInput } from '../http/inputs.ts';
 import { Resource } from '../http/resource.ts';
@@ -44,6 +45,7 @@ import {
   updateBody,
 } from './activity-schemas.ts';
 import { trackingCallerOf } from './identity.ts';
+import { jobAcceptedResponse } from './jobs.ts';
 import { dateFilterOf, listFilterOf, orderOf } from './schemas.ts';
 
 /**
@@ -144,6 +146,9 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
     503: 'Every import thread is busy (Retry-After)',
   } as const;
   const fileDescription = fileImportDescription(app);
+  const accepted = jobAcceptedResponse(
+    'The file is read on the workers (Prefer: respond-async, or a file over IMPORT_ASYNC_ABOVE): the Job, `Location` naming it',
+  );
   new Resource(router, app, {
     path: ACTIVITIES_PATH,
     itemPath: '/:id',
@@ -187,6 +192,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       query: createQuery,
       body: bodyInputs(unsupported, activityJsonInput(app), ...activityFileInputs(app)),
       errors: fileErrors,
+      responses: accepted,
       handler: async ({ body, query, ctx, caller }) => {
         const { duplicates, ...fields } = query;
         if (body.kind !== 'json')
@@ -203,7 +209,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
           refuseDuplicate,
         );
       },
-      location: (a) => iri('activities', a.id),
+      location: (a) => (a instanceof Answer ? '' : iri('activities', a.id)),
     })
     .create({
       at: FILE_IMPORT_PATH,
@@ -215,9 +221,10 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
         ...activityFileInputs(app),
       ),
       errors: fileErrors,
+      responses: accepted,
       handler: ({ body, query: { duplicates, ...fields }, ctx, caller }) =>
         importActivityFile(app, caller.id, body, fields, ctx, duplicates).catch(refuseDuplicate),
-      location: (a) => iri('activities', a.id),
+      location: (a) => (a instanceof Answer ? '' : iri('activities', a.id)),
     })
     .get({
       summary: 'One activity of the caller, with its datastream and locations',

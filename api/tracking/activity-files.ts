@@ -17,10 +17,13 @@ import {
 import { tcxChunks } from '../../shared/tracking/formats/tcx-export.ts';
 import { type FileImportFields, importActivity } from '../../shared/tracking/imports/activity-import.ts';
 import { ActivityImportPool, ImportPoolBusyError, importMemoryMb } from '../../shared/tracking/imports/pool.ts';
+import { startImportJob } from '../../shared/tracking/jobs/job-start.ts';
 import type { AppContext } from '../context.ts';
+import type { Answer } from '../http/answer.ts';
 import { HttpError, payloadTooLarge, unprocessable, unsupportedMediaType } from '../http/errors.ts';
 import { fileInput, multipartInput } from '../http/inputs.ts';
 import type { Representation } from '../http/resource.ts';
+import { jobAccepted } from './jobs.ts';
 import { integerRefOf, refOf } from './schemas.ts';
 
 /**
@@ -190,7 +193,7 @@ export async function importActivityFile(
   query: Fields,
   ctx: Context,
   duplicates: DuplicatePolicy | undefined,
-): Promise<ActivityRow> {
+): Promise<ActivityRow | Answer> {
   const file = receivedFile(body, query);
   const fields: FileImportFields = {
     sportId: file.fields.sport,
@@ -200,6 +203,7 @@ export async function importActivityFile(
     connectorId: file.fields.connector,
     duplicates,
   };
+  if (runsAsJob(ctx, file.bytes.length, app.config)) return importAsJob(app, userId, file, fields, ctx);
   const created = await importActivity(app.db, activityImportPool(app), userId, file, fields).catch((error) => {
     throw importFailure(error, file);
   });
@@ -211,10 +215,43 @@ export async function importActivityFile(
   return created.row;
 }
 
+// ---------------------------------------------------------------- the import as a job
+
+/** Whether the request prefers an asynchronous answer (RFC 7240 `Prefer: respond-async`). */
+const prefersAsync = (ctx: Context) =>
+  ctx
+    .get('prefer')
+    .split(',')
+    .some((token) => token.split(';')[0]?.trim().toLowerCase() === 'respond-async');
+
+/** A file runs on the workers when the client prefers it, or always above IMPORT_ASYNC_ABOVE. */
+const runsAsJob = (ctx: Context, bytes: number, config: Pick<AppContext['config'], 'importAsyncAboveBytes'>) =>
+  prefersAsync(ctx) || bytes > config.importAsyncAboveBytes;
+
+/** Stores the file and its job (never reading it here), answering 202 with the job. */
+async function importAsJob(
+  app: Pick<AppContext, 'db' | 'config'>,
+  userId: string,
+  file: ReceivedFile,
+  fields: FileImportFields,
+  ctx: Context,
+): Promise<Answer> {
+  const row = await startImportJob(
+    app.db,
+    app.config.STORAGE_DIR,
+    userId,
+    { bytes: file.bytes, contentType: file.contentType },
+    fields,
+  );
+  const answer = jobAccepted(app, row);
+  if (prefersAsync(ctx)) answer.headers['Preference-Applied'] = 'respond-async';
+  return answer;
+}
+
 /** What POST /v2/activities says of its file inputs in /openapi.json. */
 export function fileImportDescription(app: Pick<AppContext, 'config'>): string {
   const limit = app.config.activityFileLimitBytes;
-  return `Besides JSON, POST /v2/activities takes a GPX 1.1 (or 1.0), TCX v2 or FIT file, at most ACTIVITY_FILE_LIMIT (${limit} bytes): as the raw body with its media type (${FILE_TYPES.join(', ')}; the bytes decide the format), with the optional fields in the query string, or as multipart/form-data with the file in a part named \`file\` and the fields as form fields. Fields: \`sport\` (IRI or id; wins over the file's, default /v2/sports/${DEFAULT_IMPORT_SPORT_ID}), \`name\` (replaces the file's), \`comment\`, \`userDevice\` (one of your devices: the activity is not manual), \`connector\` (default /v2/connectors/3, file-import). The file is read in a worker thread (at most IMPORT_TIMEOUT_S). Answers 201 with the activity, and the headers Import-Format, Import-Sport-Source (caller, file or fallback) and Import-Warnings (a JSON array of what was skipped). Refusals: 409 the same file, or an activity with the same start and duration, is already stored (see \`duplicates\`), 413 over the limit, 415 not a GPX, TCX or FIT file, 422 unsafe (DOCTYPE/ENTITY), malformed (cut short, bad CRC), without an activity, or more than an activity may hold (${ACTIVITY_LIMITS.maxSamples} samples, ${ACTIVITY_LIMITS.maxTrackPoints} track points, ${ACTIVITY_LIMITS.maxSeconds} s from start to end; the message names the limit), 503 when every import thread is busy. See docs/tracking-files.md.`;
+  return `Besides JSON, POST /v2/activities takes a GPX 1.1 (or 1.0), TCX v2 or FIT file, at most ACTIVITY_FILE_LIMIT (${limit} bytes): as the raw body with its media type (${FILE_TYPES.join(', ')}; the bytes decide the format), with the optional fields in the query string, or as multipart/form-data with the file in a part named \`file\` and the fields as form fields. Fields: \`sport\` (IRI or id; wins over the file's, default /v2/sports/${DEFAULT_IMPORT_SPORT_ID}), \`name\` (replaces the file's), \`comment\`, \`userDevice\` (one of your devices: the activity is not manual), \`connector\` (default /v2/connectors/3, file-import). The file is read in a worker thread (at most IMPORT_TIMEOUT_S). Answers 201 with the activity, and the headers Import-Format, Import-Sport-Source (caller, file or fallback) and Import-Warnings (a JSON array of what was skipped). Refusals: 409 the same file, or an activity with the same start and duration, is already stored (see \`duplicates\`), 413 over the limit, 415 not a GPX, TCX or FIT file, 422 unsafe (DOCTYPE/ENTITY), malformed (cut short, bad CRC), without an activity, or more than an activity may hold (${ACTIVITY_LIMITS.maxSamples} samples, ${ACTIVITY_LIMITS.maxTrackPoints} track points, ${ACTIVITY_LIMITS.maxSeconds} s from start to end; the message names the limit), 503 when every import thread is busy.\n\nAs a job: with \`Prefer: respond-async\` (RFC 7240), or always for a file over IMPORT_ASYNC_ABOVE (${app.config.importAsyncAboveBytes} bytes), the file is stored and read on the workers (queue \`imports\`): the answer is 202 with the Job (\`Location: /v2/jobs/{id}\`, \`Preference-Applied: respond-async\` when asked); GET the job until its \`state\` is \`done\` (its \`activity\`) or \`failed\` (its \`error\`: the status and reasons this answer would have had). See docs/tracking-files.md.`;
 }
 
 /** `/activities/{id}.gpx` and `.tcx`: the export whatever Accept says. */

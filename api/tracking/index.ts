@@ -14,6 +14,7 @@ import { documentationRoutes } from './docs.ts';
 import { equipmentsResource } from './equipments.ts';
 import { exportsResource } from './exports.ts';
 import { measureGoalsResource } from './measure-goals.ts';
+import { jobsResource } from './jobs.ts';
 import { measuresResource } from './measures.ts';
 import { recordsResource } from './records.ts';
 import { referentialResources } from './referentials.ts';
@@ -57,6 +58,7 @@ export const trackingService: ServiceModule = {
     userStatsResource(router, app);
     uploadRoute(router, app);
     exportsResource(router, app);
+    jobsResource(router, app);
     sharesResource(router, app);
     webHooksResource(router, app);
     return [router.router];

@@ -131,6 +131,15 @@ export type WebhooksCleanupJobPayload = {
 };
 
 /**
+ * Reads a stored activity file for the job row `jobId` (queue `imports`, docs/tracking-files.md
+ * "Imports as jobs"): a file sent with `Prefer: respond-async` or over IMPORT_ASYNC_ABOVE, or a
+ * file of a bulk import. Written with the job's row.
+ */
+export type ImportFileJobPayload = {
+  jobId: string;
+};
+
+/**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
  */
@@ -167,6 +176,7 @@ export type JobPayloads = Checked<{
     deliver: WebhookDeliverJobPayload;
     'cleanup-events': WebhooksCleanupJobPayload;
   };
+  imports: { 'import-file': ImportFileJobPayload };
 }>;
 
 export type JobQueue = keyof JobPayloads;
@@ -223,6 +233,10 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
     deliver: ({ deliveryId }) => `webhook-${deliveryId}`,
     // One job per request (it only deletes what has ended, so a duplicate is harmless).
     'cleanup-events': ({ requestedBy }) => `webhooks-cleanup-${requestedBy.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+  },
+  imports: {
+    // One job per job row (its id is written once).
+    'import-file': ({ jobId }) => `import-${jobId}`,
   },
 };
 

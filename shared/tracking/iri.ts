@@ -18,6 +18,7 @@ export const IRI_TYPES = {
   user_equipments: 'UserEquipment',
   user_measure_goals: 'UserMeasureGoal',
   user_challenges: 'UserChallenge',
+  jobs: 'Job',
 } as const;
 export type IriCollection = keyof typeof IRI_TYPES;
 

@@ -47,6 +47,8 @@ export const DISTRIBUTION: Record<keyof Database, Placement> = {
   user_sumups: byUser,
   tracking_uploads: byUser,
   tracking_exports: byUser,
+  // A job, its children and its owner's data share a shard (parent_id is the same user's).
+  jobs: byUser,
   share_activities: byUser,
   user_web_hooks: byUser,
   webhook_events: byUser,

@@ -3,6 +3,7 @@ import type { Config } from '../../shared/config.ts';
 import type { JobQueue } from '../../shared/queue/jobs.ts';
 import type { Processors } from '../processor.ts';
 import { exportsProcessor, scheduleExportsCleanup } from './exports.ts';
+import { importsProcessor } from './imports.ts';
 import { maintenanceProcessor, scheduleMaintenance } from './maintenance.ts';
 import { recommendationsProcessor, scheduleRecommendations } from './recommendations.ts';
 import { recordsProcessor } from './records.ts';
@@ -20,6 +21,7 @@ export const PROCESSORS: Processors = {
   exports: exportsProcessor,
   maintenance: maintenanceProcessor,
   webhooks: webhooksProcessor,
+  imports: importsProcessor,
 };
 
 /**
@@ -39,4 +41,6 @@ export const SCHEDULES: { [Q in JobQueue]?: (queue: Queue, config: Config) => Pr
  */
 export const CONCURRENCY: { [Q in JobQueue]?: (config: Config) => number } = {
   webhooks: (config) => config.WEBHOOKS_CONCURRENCY,
+  // One import thread per job at once (workers/processors/imports.ts).
+  imports: (config) => config.IMPORTS_CONCURRENCY,
 };

@@ -37,6 +37,7 @@ import * as m0066 from './0066_account_sessions.ts';
 import * as m0067 from './0067_restorable_functions.ts';
 import * as m0068 from './0068_outbox_epoch.ts';
 import * as m0069 from './0069_gear_goals_challenges.ts';
+import * as m0070 from './0070_jobs.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -81,4 +82,5 @@ export const migrations: Record<string, Migration> = {
   '0067_restorable_functions': m0067,
   '0068_outbox_epoch': m0068,
   '0069_gear_goals_challenges': m0069,
+  '0070_jobs': m0070,
 };

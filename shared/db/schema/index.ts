@@ -4,6 +4,7 @@ import type { CatalogueTables } from './catalogue.ts';
 import type { CoreTables } from './core.ts';
 import type { ExportTables } from './exports.ts';
 import type { IdempotencyTables } from './idempotency.ts';
+import type { JobTables } from './jobs.ts';
 import type { PartnerTables } from './partners.ts';
 import type { PlaceTables } from './places.ts';
 import type { ProgressTables } from './progress.ts';
@@ -57,3 +58,5 @@ export interface Database extends SumupTables {}
 
 /** Gear, measure goals, challenges and what each activity added to them (migration 0069). */
 export interface Database extends ProgressTables {}
+/** Jobs users and staff watch at /v2/jobs: imports, bulk imports, batch recomputes (migration 0070). */
+export interface Database extends JobTables {}

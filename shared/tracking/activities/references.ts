@@ -83,3 +83,9 @@ export async function sportExists(db: Db, sportId: number): Promise<boolean> {
   if (found) known.sports.add(found.id);
   return found !== undefined;
 }
+
+/** The ids of `sportIds` that are no sport (a batch recompute's filter). */
+export async function unknownSportIds(db: Db, sportIds: readonly number[]): Promise<number[]> {
+  const known = await Promise.all(sportIds.map((id) => sportExists(db, id)));
+  return sportIds.filter((_, i) => !known[i]);
+}

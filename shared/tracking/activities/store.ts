@@ -76,6 +76,11 @@ export interface ActivityInput {
   duplicates?: DuplicatePolicy | undefined;
   /** The caller's gear it was done with; undefined: the gear auto-assigned to its sport (gear/activity-gear.ts). */
   equipmentIds?: string[] | undefined;
+  /**
+   * A file of a bulk import: no records or thumbnail job and no `activity_create` event now; the
+   * bulk import does them once for all its files (shared/tracking/jobs/bulk-finish.ts).
+   */
+  deferDerived?: boolean | undefined;
 }
 
 /** What a PUT may change; absent members keep their value. */
@@ -165,7 +170,9 @@ async function insertActivity(
   // The id is known before the insert, so the jobs (which name it) are written by the same statement.
   const id = newActivityId();
   const created = { id, user_id: callerId, sport_id: content.sportId, version: FIRST_VERSION };
-  const jobs = outboxRows([activityChanged(created, 'created', FIRST_VERSION), trackThumbnailJob(created)]).map(
+  const jobs = outboxRows(
+    input.deferDerived ? [] : [activityChanged(created, 'created', FIRST_VERSION), trackThumbnailJob(created)],
+  ).map(
     (j) =>
       sql`(${j.queue}::text, ${j.job_name}::text, ${j.job_id}::text, ${j.payload}::jsonb, ${j.request_id}::text, ${j.traceparent}::text)`,
   );
@@ -228,11 +235,15 @@ async function insertActivity(
       select a.id, v.datatype_id, v.samples, v.bytes from a, (values ${sql.join(preview)}) as v (datatype_id, samples, bytes)
     )`
         : sql``
-    }, o as (
+    }${
+      jobs.length > 0
+        ? sql`, o as (
       insert into outbox (queue, job_name, job_id, payload, request_id, traceparent)
       select j.queue, j.job_name, j.job_id, j.payload, j.request_id, j.traceparent
       from a, (values ${sql.join(jobs)}) as j (queue, job_name, job_id, payload, request_id, traceparent)
-    )
+    )`
+        : sql``
+    }
     select * from a`.execute(db);
   return result.rows[0];
 }
@@ -292,7 +303,7 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
     // With its webhook event (shared/tracking/webhooks/events.ts), in one transaction.
     const row = await db.transaction().execute(async (trx) => {
       const inserted = await insertActivity(trx, callerId, stored, probe, moving);
-      if (inserted) await emitActivityEvent(trx, 'activity_create', inserted);
+      if (inserted && !input.deferDerived) await emitActivityEvent(trx, 'activity_create', inserted);
       return inserted;
     });
     if (row) return row;

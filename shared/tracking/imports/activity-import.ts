@@ -30,6 +30,8 @@ export interface FileImportFields {
   connectorId?: number | undefined;
   /** A duplicate of a stored activity (duplicates.ts) is refused unless this is `keep`. */
   duplicates?: DuplicatePolicy | undefined;
+  /** A file of a bulk import: its records, thumbnail and event come with the bulk's end (store.ts). */
+  deferDerived?: boolean | undefined;
 }
 
 export interface ImportedActivityRow {
@@ -91,6 +93,7 @@ export async function importActivity(
     content,
     fileSha256: sha256,
     duplicates: fields.duplicates,
+    deferDerived: fields.deferDerived,
   });
   return { row, format: imported.format, sportSource: imported.sportSource, warnings: imported.warnings, threadId };
 }

@@ -2,11 +2,11 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { job } from '../../queue/jobs.ts';
 import { enqueueInTransaction } from '../../queue/outbox.ts';
+import type { RecomputeScope } from './recompute-scope.ts';
 import { loadRecordWays } from './records-store.ts';
 import { type RecordsSettings, settingsFingerprint } from './settings.ts';
 
-/** What `npm run records:recompute` works on: one user's activities or everyone's. */
-export type RecomputeScope = { userId: string } | { all: true };
+export type { RecomputeScope } from './recompute-scope.ts';
 
 export interface RecomputeOptions {
   scope: RecomputeScope;
@@ -37,6 +37,17 @@ export interface RecomputeSummary {
 /** `2026-11-23T13:05:01.123Z` → `20261123T130501123Z`: no `:` (BullMQ refuses it in job ids). */
 const compactTime = (date: Date) => date.toISOString().replace(/[-:.]/g, '');
 
+/** The activities of the scope (`a`): its user, sports and span of start dates. */
+export function activitiesInScope(db: Db, scope: RecomputeScope) {
+  const userId = 'userId' in scope ? scope.userId : undefined;
+  return db
+    .selectFrom('activities as a')
+    .$if(userId !== undefined, (q) => q.where('a.user_id', '=', userId as string))
+    .$if(scope.sportIds !== undefined, (q) => q.where('a.sport_id', 'in', scope.sportIds as number[]))
+    .$if(scope.since !== undefined, (q) => q.where('a.startdate', '>=', scope.since as Date))
+    .$if(scope.until !== undefined, (q) => q.where('a.startdate', '<', scope.until as Date));
+}
+
 interface Page {
   id: string;
   user_id: string;
@@ -59,10 +70,9 @@ export async function enqueueRecompute(db: Db, options: RecomputeOptions): Promi
   const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
   const startedAt = rows[0]?.now ?? new Date();
   const forced = options.force ? compactTime(startedAt) : null;
-  const userId = 'userId' in options.scope ? options.scope.userId : undefined;
-  const inScope = db
-    .selectFrom('activities as a')
-    .$if(userId !== undefined, (q) => q.where('a.user_id', '=', userId as string));
+  const { scope } = options;
+  const userId = 'userId' in scope ? scope.userId : undefined;
+  const inScope = activitiesInScope(db, scope);
   const counted = await inScope.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const summary: RecomputeSummary = {
     total: Number(counted.n),
@@ -145,11 +155,7 @@ export async function recomputeProgress(
   scope: RecomputeScope,
   summary: RecomputeSummary,
 ): Promise<RecomputeProgress> {
-  const userId = 'userId' in scope ? scope.userId : undefined;
-  const inScope = db
-    .selectFrom('activities as a')
-    .leftJoin('activity_records_state as s', 's.activity_id', 'a.id')
-    .$if(userId !== undefined, (q) => q.where('a.user_id', '=', userId as string));
+  const inScope = activitiesInScope(db, scope).leftJoin('activity_records_state as s', 's.activity_id', 'a.id');
   const [pending, other] = await Promise.all([
     inScope
       .select((eb) => eb.fn.countAll<number>().as('n'))

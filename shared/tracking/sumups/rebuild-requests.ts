@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { job } from '../../queue/jobs.ts';
 import { enqueueInTransaction } from '../../queue/outbox.ts';
-import type { RecomputeScope } from '../records/recompute-requests.ts';
+import { activitiesInScope, type RecomputeScope } from '../records/recompute-requests.ts';
+import { hasFilters } from '../records/recompute-scope.ts';
 
 /** `2026-11-23T13:05:01.123Z` → `20261123T130501123Z`: no `:` (BullMQ refuses it in job ids). */
 export const compactTime = (date: Date) => date.toISOString().replace(/[-:.]/g, '');
@@ -12,7 +13,8 @@ export const sumupsRebuildJob = (userId: string, requestedAt: string) =>
   job('records', 'sumups-rebuild', { userId, requestedAt });
 
 /**
- * Enqueues a `records/sumups-rebuild` job per user of the scope (every tracking user for `all`),
+ * Enqueues a `records/sumups-rebuild` job per user of the scope (every tracking user for `all`;
+ * with sports or dates, every user who has an activity among them),
  * through the outbox, a page of users per transaction (`npm run records:recompute`). Job ids
  * carry `requestedAt`: the same run relayed twice makes one job per user. Returns how many.
  */
@@ -29,13 +31,21 @@ export async function enqueueSumupsRebuild(
   let enqueued = 0;
   let after: string | undefined;
   for (;;) {
-    const page = await db
-      .selectFrom('tracking_users')
-      .select('id')
-      .$if(after !== undefined, (q) => q.where('id', '>', after as string))
-      .orderBy('id')
-      .limit(pageSize)
-      .execute();
+    const page = hasFilters(scope)
+      ? await activitiesInScope(db, scope)
+          .select('a.user_id as id')
+          .distinct()
+          .$if(after !== undefined, (q) => q.where('a.user_id', '>', after as string))
+          .orderBy('a.user_id')
+          .limit(pageSize)
+          .execute()
+      : await db
+          .selectFrom('tracking_users')
+          .select('id')
+          .$if(after !== undefined, (q) => q.where('id', '>', after as string))
+          .orderBy('id')
+          .limit(pageSize)
+          .execute();
     if (page.length === 0) break;
     await db.transaction().execute((trx) =>
       enqueueInTransaction(

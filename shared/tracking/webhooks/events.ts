@@ -26,6 +26,8 @@ export const WEBHOOK_EVENTS = [
   'export_ready',
   'equipment_alert',
   'challenge_achieved',
+  'import_done',
+  'import_failed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 

@@ -1,0 +1,34 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/schema/index.ts';
+import { job } from '../../queue/jobs.ts';
+import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { emitImportEvent } from '../webhooks/import-event.ts';
+import type { JobRow } from './job-fields.ts';
+import { countChildEnd } from './job-store.ts';
+
+/**
+ * Every side effect of a job, one function each, called in the transaction of the change that
+ * causes it: the worker's job written with the row, the web hook event of an import's end, a
+ * bulk import's end once its last file ended.
+ */
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/** The `imports/import-file` job of a job row about a file. */
+export const importFileQueued = (trx: Executor, jobIds: string[]) =>
+  enqueueInTransaction(
+    trx,
+    jobIds.map((jobId) => job('imports', 'import-file', { jobId })),
+  );
+
+/** `import_done` or `import_failed` for an import that ended (not for a bulk import's file). */
+export async function importEnded(trx: Executor, row: JobRow): Promise<void> {
+  if (row.parent_id === null && (row.type === 'activity_import' || row.type === 'bulk_import'))
+    await emitImportEvent(trx, row);
+}
+
+/** A bulk import's file ended (imported, refused, skipped or cancelled): counted on its parent. */
+export async function childEnded(trx: Executor, child: JobRow, outcome: 'done' | 'failed'): Promise<void> {
+  if (child.parent_id === null) return;
+  await countChildEnd(trx, child.parent_id, child.user_id, outcome);
+}

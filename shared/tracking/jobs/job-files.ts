@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { resolveStoragePath } from '../../media/storage.ts';
+
+/**
+ * The files of jobs under STORAGE_DIR (`imports/<job id>`): written and flushed to disk before
+ * the job's row commits (so a 202 never names a job without its file), removed when the job ends.
+ */
+
+export const IMPORTS_STORAGE_DIR = 'imports';
+
+/** Where the file of job `jobId` is kept, relative to STORAGE_DIR. */
+export const jobFilePath = (jobId: string) => `${IMPORTS_STORAGE_DIR}/${jobId}`;
+
+function absolute(storageDir: string, relative: string): string {
+  const full = resolveStoragePath(storageDir, relative);
+  if (!full) throw new Error(`invalid storage path "${relative}"`);
+  return full;
+}
+
+/** Writes the file and flushes it to disk (temporary name, fsync, rename): it survives a crash once this returns. */
+export async function writeJobFile(storageDir: string, relative: string, bytes: Uint8Array): Promise<void> {
+  const full = absolute(storageDir, relative);
+  await mkdir(path.dirname(full), { recursive: true });
+  const temp = `${full}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(temp, 'w');
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  await rename(temp, full);
+}
+
+export async function readJobFile(storageDir: string, relative: string): Promise<Buffer> {
+  const { readFile } = await import('node:fs/promises');
+  return readFile(absolute(storageDir, relative));
+}
+
+/** The file's absolute path (a zip is read in place). */
+export const jobFileOnDisk = (storageDir: string, relative: string) => absolute(storageDir, relative);
+
+export async function removeJobFile(storageDir: string, relative: string | null): Promise<void> {
+  if (relative) await rm(absolute(storageDir, relative), { force: true });
+}
