@@ -195,7 +195,7 @@ async function sumups(db: Db, userId: string, url: URL): Promise<string> {
   const found = await listSumups(db, userId, filter, { page: 1, limit });
   const members = found.items.map(
     (s) =>
-      `{"@id":${str(`${PREFIX}/user_sumups/${encodeURIComponent(s.id)}`)},"@type":"UserSumup","id":${str(s.id)},"type":${str(s.type)},"user":${str(`${PREFIX}/users/${encodeURIComponent(s.user_id)}`)},"sport":${s.sport_id === null ? 'null' : str(`${PREFIX}/sports/${s.sport_id}`)},"datatype":"${PREFIX}/datatypes/${s.datatype_id}","period":${str(s.period)},"value":${Number(s.value)},"createdAt":${str(formatDateTime(s.created_at))},"updatedAt":${str(formatDateTime(s.updated_at))}}`,
+      `{"@id":${str(`${PREFIX}/user_sumups/${encodeURIComponent(s.id)}`)},"@type":"UserSumup","id":${str(s.id)},"type":${str(s.type)},"user":${str(`${PREFIX}/users/${encodeURIComponent(s.user_id)}`)},"sport":${s.sport_id === null ? 'null' : str(`${PREFIX}/sports/${s.sport_id}`)},"datatype":"${PREFIX}/datatypes/${s.datatype_id}","period":${str(s.period)},"value":${Number(s.value)},"createdAt":${str(s.created_at)},"updatedAt":${str(s.updated_at)}}`,
   );
   return collection(url, 'UserSumup', members, found.total ?? members.length, limit, 1, SUMUP_FILTERS);
 }
@@ -281,7 +281,7 @@ async function bestEfforts(db: Db, userId: string, id: string, url: URL): Promis
   const activity = `${PREFIX}/activities/${encodeURIComponent(id)}`;
   const members = efforts.map((e) => {
     const distance = effortDistance(e.type);
-    return `{"@id":${str(`${activity}/best_efforts#${e.type}-${e.datatypeId}`)},"@type":"ActivityBestEffort","activity":${str(activity)},"sport":"${PREFIX}/sports/${e.sportId}","type":${str(e.type)},"name":${distance === null ? 'null' : str(effortName(distance))},"distance":${distance ?? 'null'},"datatype":"${PREFIX}/datatypes/${e.datatypeId}","value":${e.value},"elapsedTime":${distance === null ? 'null' : e.value},"startdate":${str(formatDateTime(e.startdate))},"rank":${e.rank ?? 'null'}}`;
+    return `{"@id":${str(`${activity}/best_efforts#${e.type}-${e.datatypeId}`)},"@type":"ActivityBestEffort","activity":${str(activity)},"sport":"${PREFIX}/sports/${e.sportId}","type":${str(e.type)},"name":${distance === null ? 'null' : str(effortName(distance))},"distance":${distance ?? 'null'},"datatype":"${PREFIX}/datatypes/${e.datatypeId}","value":${e.value},"elapsedTime":${distance === null ? 'null' : e.value},"startdate":${str(e.startdate)},"rank":${e.rank ?? 'null'}}`;
   });
   return collection(url, 'ActivityBestEffort', members, members.length, Math.max(1, members.length), 1, []);
 }

@@ -7,7 +7,7 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { type ActivityContent, DATATYPE } from '../shared/tracking/activities/data.ts';
 import { createActivity, readActivityContent } from '../shared/tracking/activities/store.ts';
-import { bestEffortsQuery } from '../shared/tracking/records/best-effort-ranks.ts';
+import { BEST_EFFORTS } from '../shared/tracking/records/best-effort-ranks.ts';
 import { DEFAULT_RECORDS_SETTINGS } from '../shared/tracking/records/settings.ts';
 import { updateActivityRecords } from '../shared/tracking/records/update-records.ts';
 import { streamsQuery } from '../shared/tracking/streams/read.ts';
@@ -169,10 +169,7 @@ export async function run(): Promise<{ failed: boolean }> {
     const splitsSql = rides.map((id) =>
       streamsQuery(id, userId, [DATATYPE.HR_CURRENT, DATATYPE.DISTANCE, DATATYPE.ELEVATION_CURRENT], false),
     );
-    const effortsSql = rides.map((id) => {
-      const q = bestEffortsQuery(userId, id).compile(db);
-      return { text: q.sql, values: [...q.parameters] };
-    });
+    const effortsSql = rides.map((id) => ({ name: 'tracking_best_efforts', text: BEST_EFFORTS, values: [id, userId] }));
     const sqlPool = poolOf(sqlDb);
     let streamsBytes = 0;
     const results = await compareReads(

@@ -5,7 +5,7 @@ import { createDb, type Db, poolOf } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { lockUserRecords } from '../shared/tracking/records/records-store.ts';
-import { sumupsQuery } from '../shared/tracking/sumups/read.ts';
+import { sumupsStatement } from '../shared/tracking/sumups/read.ts';
 import { applyActivitySumups, rebuildUserSumups } from '../shared/tracking/sumups/rollup.ts';
 import { findTrackingCredentials } from '../shared/tracking/users/credentials.ts';
 import { benchDatabaseUrl, envNumber, loadSettings } from './harness.ts';
@@ -134,7 +134,7 @@ async function loadData(db: Db, log: (s: string) => void): Promise<Users> {
 // ---- 1. reads ----
 
 /** The year-by-month statistics of each year: every datatype (60 rows), and distance only (12). */
-function readRequests(): { path: string; filter: Parameters<typeof sumupsQuery>[2] }[] {
+function readRequests(): { path: string; filter: Parameters<typeof sumupsStatement>[1] }[] {
   return YEARS.flatMap((y) => {
     const between: [string, string] = [`${y}-01-01`, `${y}-12-01`];
     const base = `/v2/user_sumups?type=month&period[between]=${between[0]}..${between[1]}&exists[sport]=false&limit=100`;
@@ -165,15 +165,8 @@ async function readBench(db: Db, url: string, users: Users, log: (s: string) => 
       `data size: ${size?.activities} activities of ${SETTINGS.otherUsers + 2} users, ${size?.rows} statistics rows (${size?.mine} of the user)`,
     );
     const requests = readRequests();
-    // The statement the API runs for each request: written by the same function, window count included.
-    const statements = requests.map((r) => {
-      const q = sumupsQuery(db, users.big.ldid, r.filter)
-        .select(sql<number>`count(*) over ()`.as('total'))
-        .limit(100)
-        .offset(0)
-        .compile();
-      return { text: q.sql, values: [...q.parameters] };
-    });
+    // The statement the API runs for each request: written by the same function, name included.
+    const statements = requests.map((r) => sumupsStatement(users.big.ldid, r.filter, { page: 1, limit: 100 }));
     const first = statements[0];
     if (first) {
       const plan = (

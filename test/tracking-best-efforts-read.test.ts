@@ -1,8 +1,8 @@
 import test from 'ava';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import {
   activityBestEfforts,
-  bestEffortsQuery,
+  BEST_EFFORTS,
   effortName,
   RANKED_EFFORTS,
 } from '../shared/tracking/records/best-effort-ranks.ts';
@@ -189,7 +189,9 @@ test("the rank reads a few rows of the records index, whatever the user's histor
   );
   t.is((await activityBestEfforts(db, u.ldid, `${u.ldid}-plan-2`))[0]?.rank, 2);
 
-  const { rows } = await sql<{ 'QUERY PLAN': string }>`explain ${bestEffortsQuery(u.ldid, id)}`.execute(db);
+  const { rows } = await db.executeQuery<{ 'QUERY PLAN': string }>(
+    CompiledQuery.raw(`explain ${BEST_EFFORTS}`, [id, u.ldid]),
+  );
   const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
   t.regex(plan, /Index (Only )?Scan using activity_best_efforts_best_idx/, plan);
   t.regex(plan, /Limit/, plan);

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
-import { sql } from 'kysely';
-import { sumupsQuery, userTotals } from '../shared/tracking/sumups/read.ts';
+import { CompiledQuery, sql } from 'kysely';
+import { sumupsStatement, userTotals } from '../shared/tracking/sumups/read.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { applyNow, insertRawActivity, oracleRows, rollupRows } from './helpers/sumups.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
@@ -322,16 +322,21 @@ test('each read is one statement over user_sumups_key (EXPLAIN, sequential scans
     try {
       const lines = async (q: { explain: () => Promise<Record<string, unknown>[]> }) =>
         (await q.explain()).map((r) => String(r['QUERY PLAN'])).join('\n');
+      // The statement listSumups sends, explained with its values.
+      const explained = async (s: { text: string; values: unknown[] }) =>
+        (await conn.executeQuery<Record<string, unknown>>(CompiledQuery.raw(`explain ${s.text}`, s.values))).rows
+          .map((r) => String(r['QUERY PLAN']))
+          .join('\n');
+      const page = { page: 1, limit: 30 };
       return {
-        yearByMonth: await lines(
-          sumupsQuery(conn, u.ldid, {
-            types: ['month'],
-            period: { between: ['2026-01-01', '2026-12-01'] },
-            hasSport: false,
-            datatypes: [5],
-          }).limit(30),
+        yearByMonth: await explained(
+          sumupsStatement(
+            u.ldid,
+            { types: ['month'], period: { between: ['2026-01-01', '2026-12-01'] }, hasSport: false, datatypes: [5] },
+            page,
+          ),
         ),
-        everything: await lines(sumupsQuery(conn, u.ldid, {}).limit(30)),
+        everything: await explained(sumupsStatement(u.ldid, {}, page)),
         totals: await lines(
           conn
             .selectFrom('user_sumups')

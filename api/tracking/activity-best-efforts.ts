@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import {
   activityBestEfforts,
@@ -14,6 +13,7 @@ import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { ACTIVITIES_PATH, idParams } from './activity-schemas.ts';
 import { trackingCallerOf } from './identity.ts';
+import { type FieldsText, listText, num, orNull, str } from './list-text.ts';
 import { dateTimeOut } from './schemas.ts';
 
 /**
@@ -52,7 +52,7 @@ const effortSchema = z
   })
   .meta({ id: 'ActivityBestEffort' });
 
-const effortView: HydraView<RankedEffort, typeof effortSchema> = {
+export const effortView: HydraView<RankedEffort, typeof effortSchema> = {
   type: 'ActivityBestEffort',
   path: `${TRACKING_PREFIX}${ACTIVITIES_PATH}`,
   id: (e) => `${e.activityId}/best_efforts#${e.type}-${e.datatypeId}`,
@@ -69,10 +69,16 @@ const effortView: HydraView<RankedEffort, typeof effortSchema> = {
       datatype: iri('datatypes', e.datatypeId),
       value: e.value,
       elapsedTime: distance === null ? null : e.value,
-      startdate: formatDateTime(e.startdate),
+      startdate: e.startdate,
       rank: e.rank,
     };
   },
+};
+
+/** effortView's fields written as JSON text (api/tracking/list-text.ts). */
+export const effortFields: FieldsText<RankedEffort> = (e) => {
+  const distance = effortDistance(e.type);
+  return `{"activity":${str(iri('activities', e.activityId))},"sport":${str(iri('sports', e.sportId))},"type":${str(e.type)},"name":${orNull(distance, (d) => str(effortName(d)))},"distance":${orNull(distance, num)},"datatype":${str(iri('datatypes', e.datatypeId))},"value":${num(e.value)},"elapsedTime":${distance === null ? 'null' : num(e.value)},"startdate":${str(e.startdate)},"rank":${orNull(e.rank, num)}}`;
 };
 
 export function activityBestEffortsResource(router: ApiRouter, app: AppContext): void {
@@ -92,6 +98,7 @@ export function activityBestEffortsResource(router: ApiRouter, app: AppContext):
   }).list({
     summary: "An activity's best efforts, with their rank among the user's",
     description: `What the records job found in the activity (after each write; none until it has run): its fastest time over each standard distance of its sport's family it covers (\`distance.<m>m\`, datatype 24, seconds) and its summary values of the record datatypes (\`all\`). Distances first, shortest first. \`rank\`: the effort's place among the user's efforts of the same sport, type and datatype, the records' order (best value, then earliest start, then activity id), so 1 is the user's record; given up to ${RANKED_EFFORTS}, null below (Strava's \`pr_rank\`). Every effort on one page.`,
+    representations: listText(app, effortView, [], effortFields),
     handler: ({ params, caller }) => activityBestEfforts(db, caller.id, params.id),
   });
 }

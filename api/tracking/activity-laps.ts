@@ -10,6 +10,7 @@ import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { ACTIVITIES_PATH, idParams } from './activity-schemas.ts';
 import { trackingCallerOf } from './identity.ts';
+import { type FieldsText, listText, num, orNull, str } from './list-text.ts';
 import { dateTimeOut } from './schemas.ts';
 
 /**
@@ -17,7 +18,7 @@ import { dateTimeOut } from './schemas.ts';
  * markers (datatype 20). The rule is shared/tracking/activities/laps.ts.
  */
 
-interface ActivityLap extends Lap {
+export interface ActivityLap extends Lap {
   activityId: string;
   startdate: Date;
 }
@@ -45,7 +46,7 @@ const lapSchema = z
   })
   .meta({ id: 'ActivityLap' });
 
-const lapView: HydraView<ActivityLap, typeof lapSchema> = {
+export const lapView: HydraView<ActivityLap, typeof lapSchema> = {
   type: 'ActivityLap',
   path: `${TRACKING_PREFIX}${ACTIVITIES_PATH}`,
   id: (l) => `${l.activityId}/laps#${l.index}`,
@@ -63,6 +64,17 @@ const lapView: HydraView<ActivityLap, typeof lapSchema> = {
   }),
 };
 
+/** Datatype ids to values as a JS object writes them: integer keys ascending. */
+const summariesText = (summaries: Map<number, number>) =>
+  `{${[...summaries]
+    .sort((a, b) => a[0] - b[0])
+    .map(([id, value]) => `"${id}":${num(value)}`)
+    .join(',')}}`;
+
+/** lapView's fields written as JSON text (api/tracking/list-text.ts). */
+export const lapFields: FieldsText<ActivityLap> = (l) =>
+  `{"activity":${str(iri('activities', l.activityId))},"index":${num(l.index)},"startdate":${str(formatDateTime(l.startdate))},"start":${num(l.start)},"duration":${num(l.duration)},"movingTime":${num(l.movingTime)},"distance":${orNull(l.distance, num)},"dataSummaries":${summariesText(l.summaries)}}`;
+
 export function activityLapsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
   new Resource(router, app, {
@@ -79,6 +91,7 @@ export function activityLapsResource(router: ApiRouter, app: AppContext): void {
     tag: 'tracking',
   }).list({
     summary: "An activity's laps",
+    representations: listText(app, lapView, [], lapFields),
     description:
       "The activity cut at its lap markers (datatype 20 = 1 on the sample a lap ends at: what TCX laps, FIT lap messages and GPX segments import as, and what a JSON create may send), in order. Laps follow each other: each begins where the one before ended (the first at the activity's start) and the last runs to the activity's end, so time between two laps of a file belongs to the next one (a pause of its moving time). An activity without markers is one lap. Each lap: its start (date-time and elapsed seconds), duration, moving time under the sport's rule, distance, and its summaries by datatype (averages and maxima of heart rate, speed, cadence, power and elevation, ascent and descent) computed from its samples as the activity's are. Every lap on one page.",
     handler: async ({ params, caller }) => {

@@ -16,6 +16,7 @@ import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { ACTIVITIES_PATH, idParams } from './activity-schemas.ts';
 import { trackingCallerOf } from './identity.ts';
+import { type FieldsText, listText, num, orNull, str } from './list-text.ts';
 
 /**
  * GET /v2/activities/{id}/splits (docs/tracking-activities.md, "Splits"): the activity cut every
@@ -24,7 +25,7 @@ import { trackingCallerOf } from './identity.ts';
 
 const UNITS = Object.keys(SPLIT_UNITS) as SplitUnit[];
 
-interface UnitSplit extends Split {
+export interface UnitSplit extends Split {
   activityId: string;
   unit: SplitUnit;
 }
@@ -59,7 +60,7 @@ const splitSchema = z
 const tenth = (v: number) => Math.round(v * 10) / 10;
 const tenthOrNull = (v: number | null) => (v === null ? null : tenth(v));
 
-const splitView: HydraView<UnitSplit, typeof splitSchema> = {
+export const splitView: HydraView<UnitSplit, typeof splitSchema> = {
   type: 'ActivitySplit',
   path: `${TRACKING_PREFIX}${ACTIVITIES_PATH}`,
   id: (s) => `${s.activityId}/splits?unit=${s.unit}#${s.index}`,
@@ -79,7 +80,13 @@ const splitView: HydraView<UnitSplit, typeof splitSchema> = {
   }),
 };
 
-const splitsQuery = z.object({
+const tenthText = (v: number | null) => orNull(v, (x) => num(tenth(x)));
+
+/** splitView's fields written as JSON text (api/tracking/list-text.ts). */
+export const splitFields: FieldsText<UnitSplit> = (s) =>
+  `{"activity":${str(iri('activities', s.activityId))},"unit":${str(s.unit)},"index":${num(s.index)},"distance":${num(s.distance === SPLIT_UNITS[s.unit] ? s.distance : tenth(s.distance))},"start":${tenthText(s.start)},"elapsedTime":${tenthText(s.elapsedTime)},"pace":${tenthText(s.pace)},"elevationChange":${tenthText(s.elevationChange)},"averageHeartRate":${tenthText(s.averageHeartRate)}}`;
+
+export const splitsQuery = z.object({
   unit: z.enum(UNITS).default('km').meta({ description: 'km (the default) or mile' }),
 });
 
@@ -102,6 +109,7 @@ export function activitySplitsResource(router: ApiRouter, app: AppContext): void
     description:
       "The activity cut every kilometre (`unit=km`, the default) or mile (`unit=mile`) of its distance stream (datatype 5), in order. Each split: its distance (the unit's length, less for the last one, which ends at the last sample with a distance), its start and time in seconds, its pace in seconds per unit, its elevation change (datatype 14, else the GPS track's elevations; end minus start; null without elevation) and its average heart rate (datatype 1, the mean of the samples inside it; null when none). The time and elevation at a boundary are interpolated linearly between the samples on either side. An activity without a distance stream has no splits (an empty collection). Every split on one page.",
     query: splitsQuery,
+    representations: listText(app, splitView, Object.keys(splitsQuery.shape), splitFields),
     handler: async ({ params, query, caller }) => {
       const streams = await readActivityStreams(db, caller.id, params.id, {
         datatypes: [DATATYPE.HR_CURRENT, DATATYPE.DISTANCE, DATATYPE.ELEVATION_CURRENT],

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri } from '../../shared/tracking/iri.ts';
 import { isPeriodDay, SUMUP_TYPES, type SumupType } from '../../shared/tracking/sumups/periods.ts';
 import {
@@ -15,6 +14,7 @@ import type { HydraView } from '../http/formats/format.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { trackingCallerOf } from './identity.ts';
+import { type FieldsText, listText, num, orNull, str } from './list-text.ts';
 import { integerRefOf, listFilterOf, orderOf, orderShape, pagingShape, refOf } from './schemas.ts';
 
 /** A UserSumup (docs/tracking-statistics.md): one datatype's total over one period, for one sport or all. */
@@ -41,7 +41,7 @@ const sumupSchema = z
   })
   .meta({ id: 'UserSumup' });
 
-const sumupView: HydraView<UserSumup, typeof sumupSchema> = {
+export const sumupView: HydraView<UserSumup, typeof sumupSchema> = {
   type: 'UserSumup',
   path: '/v2/user_sumups',
   id: (s) => s.id,
@@ -53,10 +53,14 @@ const sumupView: HydraView<UserSumup, typeof sumupSchema> = {
     datatype: iri('datatypes', s.datatype_id),
     period: s.period,
     value: Number(s.value),
-    createdAt: formatDateTime(s.created_at),
-    updatedAt: formatDateTime(s.updated_at),
+    createdAt: s.created_at,
+    updatedAt: s.updated_at,
   }),
 };
+
+/** sumupView's fields written as JSON text (api/tracking/list-text.ts). */
+export const sumupFields: FieldsText<UserSumup> = (s) =>
+  `{"id":${str(s.id)},"type":${str(s.type)},"user":${str(iri('users', s.user_id))},"sport":${orNull(s.sport_id, (id) => str(iri('sports', id)))},"datatype":${str(iri('datatypes', s.datatype_id))},"period":${str(s.period)},"value":${num(Number(s.value))},"createdAt":${str(s.created_at)},"updatedAt":${str(s.updated_at)}}`;
 
 const DAY_MESSAGE = 'must be a date YYYY-MM-DD (a period is named by its first day), from 1900 to 2099';
 const periodDay = z.string().refine(isPeriodDay, DAY_MESSAGE).meta({ format: 'date', example: '2026-03-01' });
@@ -119,7 +123,7 @@ function filterShape<P extends string, T>(
 
 const sumupType = z.enum(SUMUP_TYPES, { error: 'must be week, month or year' });
 
-const listQuery = z.object({
+export const listQuery = z.object({
   ...filterShape('type', sumupType, {
     example: 'month',
     description: '`week`, `month` or `year`',
@@ -194,6 +198,7 @@ export function userSumupsResource(router: ApiRouter, app: AppContext): void {
       summary: "The caller's statistics by period",
       description: LIST_DESCRIPTION,
       query: listQuery,
+      representations: listText(app, sumupView, Object.keys(listQuery.shape), sumupFields),
       handler: async ({ query, ctx, caller: user, principal }) => {
         const found = await app.reads.read(principal.accountId, ({ db }) =>
           listSumups(db, user.id, filterOf(query, ctx.querystring), query),

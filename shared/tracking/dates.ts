@@ -44,3 +44,11 @@ export function formatDateTimeIn(date: Date, timezone: string): string {
   const mm = String(abs % 60).padStart(2, '0');
   return `${String(p.year).padStart(4, '0')}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}${sign}${hh}:${mm}`;
 }
+
+/**
+ * The SQL that writes a `timestamptz` expression as formatDateTime does (the seconds cut, not
+ * rounded, as toISOString then the cut do), so a read sends the text the API answers.
+ */
+export function sqlDateTime(expression: string): string {
+  return `to_char(${expression} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"')`;
+}

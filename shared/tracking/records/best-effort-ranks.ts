@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
+import { type Db, poolOf } from '../../db/database.ts';
 import { notFoundError } from '../../errors.ts';
+import { sqlDateTime } from '../dates.ts';
 
 /**
  * GET /v2/activities/{id}/best_efforts (docs/tracking-records.md, "Best efforts of one activity"):
@@ -18,8 +18,8 @@ export interface RankedEffort {
   type: string;
   datatypeId: number;
   value: number;
-  /** The activity's start (where in the activity the effort starts is not stored). */
-  startdate: Date;
+  /** The activity's start (where in the activity the effort starts is not stored), as formatDateTime writes it. */
+  startdate: string;
   /** 1 for the user's record, up to RANKED_EFFORTS; null below. */
   rank: number | null;
 }
@@ -58,10 +58,15 @@ function byDistanceThenDatatype(a: RankedEffort, b: RankedEffort): number {
  * RANKED_EFFORTS rows of its range of activity_best_efforts_best_idx (user, sport, type, datatype,
  * then score desc, startdate, activity id: the records' own order, so rank 1 is the record), so the
  * work grows with the activity's efforts, never with the user's history. Another user's activity
- * or a missing one is a 404; an activity whose efforts are not computed yet has none.
+ * or a missing one is a 404; an activity whose efforts are not computed yet has none. `db` must be
+ * one createDb made (the statement goes straight to its pool, prepared).
  */
 export async function activityBestEfforts(db: Db, callerId: string, activityId: string): Promise<RankedEffort[]> {
-  const { rows } = await bestEffortsQuery(callerId, activityId).execute(db);
+  const { rows } = await poolOf(db).query<BestEffortRow>({
+    name: 'tracking_best_efforts',
+    text: BEST_EFFORTS,
+    values: [activityId, callerId],
+  });
   if (rows.length === 0) throw notFoundError(`No activity ${activityId}`);
   return rows
     .filter((r) => r.type !== null)
@@ -71,23 +76,24 @@ export async function activityBestEfforts(db: Db, callerId: string, activityId: 
       type: r.type as string,
       datatypeId: r.datatype_id as number,
       value: r.value as number,
-      startdate: r.startdate as Date,
+      startdate: r.startdate as string,
       rank: r.rank === null ? null : Number(r.rank),
     }))
     .sort(byDistanceThenDatatype);
 }
 
-/** The statement of activityBestEfforts, on its own so its plan can be checked (test/tracking-best-efforts-read.test.ts). */
-export function bestEffortsQuery(callerId: string, activityId: string) {
-  return sql<{
-    type: string | null;
-    datatype_id: number | null;
-    sport_id: number | null;
-    value: number | null;
-    startdate: Date | null;
-    rank: string | null;
-  }>`
-    select e.type, e.datatype_id, e.sport_id, e.value, e.startdate, podium.rank
+interface BestEffortRow {
+  type: string | null;
+  datatype_id: number | null;
+  sport_id: number | null;
+  value: number | null;
+  startdate: string | null;
+  rank: string | null;
+}
+
+/** The statement of activityBestEfforts ($1 the activity, $2 the caller): EXPLAINed by test/tracking-best-efforts-read.test.ts. */
+export const BEST_EFFORTS = `
+    select e.type, e.datatype_id, e.sport_id, e.value, ${sqlDateTime('e.startdate')} as startdate, podium.rank
     from activities a
     left join activity_best_efforts e on e.activity_id = a.id and e.user_id = a.user_id
     left join lateral (
@@ -101,5 +107,4 @@ export function bestEffortsQuery(callerId: string, activityId: string) {
       ) top
       where top.activity_id = e.activity_id
     ) podium on true
-    where a.id = ${activityId} and a.user_id = ${callerId}`;
-}
+    where a.id = $1 and a.user_id = $2`;

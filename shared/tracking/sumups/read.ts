@@ -1,16 +1,24 @@
 import { type Selectable, sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
+import { type Db, poolOf } from '../../db/database.ts';
 import type { Found, PageRequest } from '../../db/paging.ts';
 import type { UserSumupsTable } from '../../db/schema/sumups.ts';
+import { Params, type Statement, statement, statementNames } from '../../db/statement.ts';
 import { type FieldError, invalid, notFoundError } from '../../errors.ts';
+import { sqlDateTime } from '../dates.ts';
 import type { SumupType } from './periods.ts';
 
 /**
  * Reading the statistics by period (table user_sumups, kept by the records job). Each read is one
  * statement over the index user_sumups_key (user, type, period, sport, datatype).
  */
-/** A row as the API shows it (how many activities add to it stays internal). */
-export type UserSumup = Omit<Selectable<UserSumupsTable>, 'activities'>;
+/**
+ * A row as the API shows it (how many activities add to it stays internal), its instants written
+ * as the tracking service writes them (formatDateTime, by the statement).
+ */
+export type UserSumup = Omit<Selectable<UserSumupsTable>, 'activities' | 'created_at' | 'updated_at'> & {
+  created_at: string;
+  updated_at: string;
+};
 
 export const SUMUP_ORDERS = ['period', 'id', 'datatype.id'] as const;
 export type SumupOrder = { prop: (typeof SUMUP_ORDERS)[number]; direction: 'asc' | 'desc' };
@@ -40,54 +48,54 @@ export interface SumupFilter {
   order?: SumupOrder[];
 }
 
-const ORDER_COLUMNS = { period: 'user_sumups.period', id: 'user_sumups.id', 'datatype.id': 'user_sumups.datatype_id' };
+const ORDER_COLUMNS = { period: 's.period', id: 's.id', 'datatype.id': 's.datatype_id' };
 
-const COLUMNS = [
-  'user_sumups.id',
-  'user_sumups.user_id',
-  'user_sumups.type',
-  sql<string>`to_char(user_sumups.period, 'YYYY-MM-DD')`.as('period'),
-  'user_sumups.sport_id',
-  'user_sumups.datatype_id',
-  // numeric as text: exact; the API turns it into a JSON number.
-  'user_sumups.value',
-  'user_sumups.created_at',
-  'user_sumups.updated_at',
-] as const;
+/** What a read selects: the period and the instants already written as the API writes them. */
+const COLUMNS = `s.id, s.user_id, s.type, to_char(s.period, 'YYYY-MM-DD') as period, s.sport_id, s.datatype_id,
+  s.value, ${sqlDateTime('s.created_at')} as created_at, ${sqlDateTime('s.updated_at')} as updated_at`;
 
-/** The caller's rows matching `filter`, ordered, without paging. */
-export function sumupsQuery(db: Db, callerId: string, filter: SumupFilter) {
-  let q = db.selectFrom('user_sumups').select(COLUMNS).where('user_sumups.user_id', '=', callerId);
-  if (filter.users && !filter.users.includes(callerId)) q = q.where(sql<boolean>`false`);
-  if (filter.types) q = q.where('user_sumups.type', 'in', filter.types);
-  if (filter.periods) q = q.where('user_sumups.period', 'in', filter.periods);
+const names = statementNames('tracking_sumups');
+
+/**
+ * The caller's rows matching `filter`, ordered, one page of them with how many match in all (a
+ * window over the matches): the statement listSumups runs (bench/tracking-sumups.ts runs it bare).
+ * Each filter's values are one array parameter, so the text depends only on which filters are
+ * present and the order asked.
+ */
+export function sumupsStatement(callerId: string, filter: SumupFilter, paging: PageRequest): Statement {
+  const ps = new Params();
+  const where = [`s.user_id = ${ps.add(callerId)}`];
+  if (filter.users && !filter.users.includes(callerId)) where.push('false');
+  if (filter.types) where.push(`s.type = any(${ps.add(filter.types)}::text[])`);
+  if (filter.periods) where.push(`s.period = any(${ps.add(filter.periods)}::date[])`);
   const bounds = filter.period ?? {};
   if (bounds.between)
-    q = q.where('user_sumups.period', '>=', bounds.between[0]).where('user_sumups.period', '<=', bounds.between[1]);
-  if (bounds.gt) q = q.where('user_sumups.period', '>', bounds.gt);
-  if (bounds.gte) q = q.where('user_sumups.period', '>=', bounds.gte);
-  if (bounds.lt) q = q.where('user_sumups.period', '<', bounds.lt);
-  if (bounds.lte) q = q.where('user_sumups.period', '<=', bounds.lte);
-  if (filter.sports) q = q.where('user_sumups.sport_id', 'in', filter.sports);
-  if (filter.hasSport !== undefined) q = q.where('user_sumups.sport_id', filter.hasSport ? 'is not' : 'is', null);
-  if (filter.datatypes) q = q.where('user_sumups.datatype_id', 'in', filter.datatypes);
-  const order = filter.order ?? [];
-  // Qualified: the bare `period` of an ORDER BY would be the text of the selection.
-  for (const o of order) q = q.orderBy(sql.ref(ORDER_COLUMNS[o.prop]), o.direction);
-  const given = new Set(order.map((o) => o.prop));
-  if (!given.has('period')) q = q.orderBy(sql.ref('user_sumups.period'));
-  q = q
-    .orderBy(sql`array_position(array['week', 'month', 'year'], user_sumups.type)`)
-    .orderBy(sql`user_sumups.sport_id nulls first`);
-  if (!given.has('datatype.id')) q = q.orderBy('user_sumups.datatype_id');
-  if (!given.has('id')) q = q.orderBy('user_sumups.id');
-  return q;
+    where.push(`s.period >= ${ps.add(bounds.between[0])}::date`, `s.period <= ${ps.add(bounds.between[1])}::date`);
+  if (bounds.gt) where.push(`s.period > ${ps.add(bounds.gt)}::date`);
+  if (bounds.gte) where.push(`s.period >= ${ps.add(bounds.gte)}::date`);
+  if (bounds.lt) where.push(`s.period < ${ps.add(bounds.lt)}::date`);
+  if (bounds.lte) where.push(`s.period <= ${ps.add(bounds.lte)}::date`);
+  if (filter.sports) where.push(`s.sport_id = any(${ps.add(filter.sports)}::int[])`);
+  if (filter.hasSport !== undefined) where.push(`s.sport_id is ${filter.hasSport ? 'not ' : ''}null`);
+  if (filter.datatypes) where.push(`s.datatype_id = any(${ps.add(filter.datatypes)}::int[])`);
+  const order = (filter.order ?? []).map((o) => `${ORDER_COLUMNS[o.prop]} ${o.direction}`);
+  const given = new Set((filter.order ?? []).map((o) => o.prop));
+  if (!given.has('period')) order.push('s.period');
+  order.push("array_position(array['week', 'month', 'year'], s.type)", 's.sport_id nulls first');
+  if (!given.has('datatype.id')) order.push('s.datatype_id');
+  if (!given.has('id')) order.push('s.id');
+  const text = `select ${COLUMNS}, count(*) over () as total from user_sumups s
+    where ${where.join(' and ')}
+    order by ${order.join(', ')}
+    limit ${ps.add(paging.limit)} offset ${ps.add((paging.page - 1) * paging.limit)}`;
+  return statement(names, text, ps.values);
 }
 
 /**
  * One page of the caller's rows and how many match in all, in one statement (the count is a
  * window over the matches); a page past the end counts them again. A `datatype` filter naming a
- * datatype that is not summed is a 422 (it would only ever list nothing).
+ * datatype that is not summed is a 422 (it would only ever list nothing). `db` must be one
+ * createDb made (the statement goes straight to its pool, prepared).
  */
 export async function listSumups(
   db: Db,
@@ -95,36 +103,38 @@ export async function listSumups(
   filter: SumupFilter,
   paging: PageRequest,
 ): Promise<Found<UserSumup>> {
-  const query = sumupsQuery(db, callerId, filter);
-  const [refused, rows] = await Promise.all([
+  const { name, text, values } = sumupsStatement(callerId, filter, paging);
+  const [refused, { rows }] = await Promise.all([
     unsummedDatatypes(db, filter.datatypes ?? [], 'query.datatype'),
-    query
-      .select(sql<number>`count(*) over ()`.as('total'))
-      .limit(paging.limit)
-      .offset((paging.page - 1) * paging.limit)
-      .execute(),
+    poolOf(db).query<UserSumup & { total: number }>({ name, text, values }),
   ]);
   if (refused.length) throw invalid(refused);
   if (rows.length === 0 && paging.page > 1) {
-    const counted = await query
-      .clearSelect()
-      .clearOrderBy()
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    return { items: [], total: Number(counted.n) };
+    const counted = await countSumups(db, callerId, filter);
+    return { items: [], total: counted };
   }
   const total = Number(rows[0]?.total ?? 0);
   return { items: rows.map(({ total: _, ...row }) => row), total };
 }
 
+/** How many of the caller's rows match `filter` (a page past the end). */
+async function countSumups(db: Db, callerId: string, filter: SumupFilter): Promise<number> {
+  // The page's own statement counts them in its window: its first row is enough.
+  const { name, text, values } = sumupsStatement(callerId, filter, { page: 1, limit: 1 });
+  const { rows } = await poolOf(db).query<{ total: number }>({ name, text, values });
+  return Number(rows[0]?.total ?? 0);
+}
+
+const findStatement = `select ${COLUMNS} from user_sumups s where s.id = $1 and s.user_id = $2`;
+
 /** The caller's row `id`; another user's or a missing one is a 404 (no existence leak). */
 export async function findSumup(db: Db, callerId: string, id: string): Promise<UserSumup> {
-  const row = await db
-    .selectFrom('user_sumups')
-    .select(COLUMNS)
-    .where('user_sumups.id', '=', id)
-    .where('user_sumups.user_id', '=', callerId)
-    .executeTakeFirst();
+  const { rows } = await poolOf(db).query<UserSumup>({
+    name: 'tracking_sumup',
+    text: findStatement,
+    values: [id, callerId],
+  });
+  const row = rows[0];
   if (!row) throw notFoundError(`No user sumup ${id}`);
   return row;
 }
