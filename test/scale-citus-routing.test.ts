@@ -284,6 +284,11 @@ async function scenario(): Promise<TrackingTestUser> {
     }),
     422,
   );
+  // The challenge's crossing moves on: a later ride gets a distance, then the run that crossed it less.
+  await drained();
+  await ok(call('PUT', `/activities/${ride.id}`, { body: { dataSummaries: { '5': 800 } } }), 200);
+  await drained();
+  await ok(call('PUT', `/activities/${run.id}`, { body: { dataSummaries: { '5': 1000, '24': 600 } } }), 200);
   await ok(call('GET', `/activities/${run.id}/streams`), 200);
   await ok(call('GET', `/activities/${ride.id}/streams?resolution=low`), 200);
   await ok(call('GET', `/activities/${run.id}/best_efforts`), 200);

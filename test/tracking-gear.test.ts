@@ -1,7 +1,7 @@
 import test from 'ava';
 import { MAX_EQUIPMENTS_PER_USER } from '../shared/tracking/gear/store.ts';
+import { compactTime, enqueueSumupsRebuild } from '../shared/tracking/sumups/rebuild-requests.ts';
 import { startWorkers } from '../workers/worker.ts';
-import { rebuildProgressNow } from './helpers/progress.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { activity, me } from './helpers/tracking-activities.ts';
 import { type Body, waitFor } from './helpers/tracking-exports.ts';
@@ -265,11 +265,11 @@ test("activities: named gear, auto-assignment by sport (not retired, started by 
     .executeTakeFirstOrThrow();
   t.true(bikeRow.updated_at > bikeRow.created_at, 'the totals move updatedAt');
 
-  // records:recompute's rebuild finds the same totals.
+  // records:recompute's rebuild job (one per user) finds the same totals.
   await db.updateTable('user_equipments').set({ distance: '1', activities: 7 }).where('user_id', '=', u.ldid).execute();
-  await rebuildProgressNow(db, u.ldid);
-  t.deepEqual((await api.call('GET', `/user_equipments/${shoe.id}`, u)).body.totals, totals(4000, 1800, 1800, 0, 1));
-  t.deepEqual((await api.call('GET', `/user_equipments/${bike.id}`, u)).body.totals, totals(0, 0, 0, 0, 0));
+  await enqueueSumupsRebuild(db, { userId: u.ldid }, compactTime(new Date()));
+  await totalsOf(u, shoe.id, totals(4000, 1800, 1800, 0, 1));
+  await totalsOf(u, bike.id, totals(0, 0, 0, 0, 0));
 });
 
 test('autocomplete: brands and names from the caller and everyone, without owners; one other user alone is not enough', async (t) => {

@@ -186,14 +186,16 @@ export interface EquipmentFilter {
   retired?: boolean | undefined;
 }
 
-/**
- * One page of the caller's gear, oldest first, and how many match: one statement over the
- * index (user_id, created_at, id), the totals being columns of the row.
- */
-export function listEquipments(db: Db, callerId: string, filter: EquipmentFilter, paging: PageRequest) {
+/** The caller's gear matching `filter`, oldest first, without paging (the index (user_id, created_at, id)). */
+export function equipmentsQuery(db: Db, callerId: string, filter: EquipmentFilter) {
   let q = db.selectFrom('user_equipments').selectAll().where('user_id', '=', callerId);
   if (filter.users && !filter.users.includes(callerId)) q = q.where(sql<boolean>`false`);
   if (filter.sports) q = q.where(sql<boolean>`sports_auto_assigned && ${filter.sports}::int[]`);
   if (filter.retired !== undefined) q = q.where('retired', '=', filter.retired);
-  return pageWithTotal(q.orderBy('created_at').orderBy('id'), paging);
+  return q.orderBy('created_at').orderBy('id');
+}
+
+/** One page of the caller's gear and how many match: one statement, the totals being columns of the row. */
+export function listEquipments(db: Db, callerId: string, filter: EquipmentFilter, paging: PageRequest) {
+  return pageWithTotal(equipmentsQuery(db, callerId, filter), paging);
 }
