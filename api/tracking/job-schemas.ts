@@ -18,12 +18,10 @@ export const jobSchema = z
         '`pending` (queued), `running`, `done`, `failed` (see `error`), `cancelled` (PUT before it started), `skipped` (a file of a bulk import that is no GPX, TCX or FIT file: see `error`)',
     }),
     type: z.enum(JOB_TYPES),
-    params: z
-      .array(z.string())
-      .meta({
-        description: "what was asked, as `name=value` (an import's fields, a recompute's scope)",
-        example: ['sport=121'],
-      }),
+    params: z.array(z.string()).meta({
+      description: "what was asked, as `name=value` (an import's fields, a recompute's scope)",
+      example: ['sport=121'],
+    }),
     startedAt: dateTimeOut.nullable(),
     owner: iriOut('/v2/users/a1b2c3'),
     activity: iriOut('/v2/activities/9d1c')
