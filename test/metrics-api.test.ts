@@ -18,6 +18,7 @@ const processors = {
       throw new UnrecoverableError('broken on purpose');
     },
     'sumups-rebuild': async () => null,
+    'challenge-refresh': async () => null,
   },
 } as unknown as Partial<Processors>;
 const workers = await startWorkers(
