@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import {
   MATRIX_PREFIXES,
@@ -96,6 +97,12 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  // A pending import job (as a 202 leaves it while no worker runs the imports queue).
+  const importJob = await api.database.db
+    .insertInto('jobs')
+    .values({ id: randomBytes(16).toString('hex'), user_id: owner.ldid, type: 'activity_import' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return {
     users: owner.ldid,
     user_devices: device.id,
@@ -109,6 +116,7 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
     user_equipments: gear.id,
     user_measure_goals: String(goal.id),
     user_challenges: challenge.id,
+    jobs: importJob.id,
   };
 }
 
@@ -125,6 +133,7 @@ const WRITES: Record<string, unknown> = {
   user_equipments: { name: 'Renamed' },
   user_measure_goals: { goal: 1 },
   user_challenges: { name: 'Renamed' },
+  jobs: { state: 'cancelled' },
 };
 
 test("another user's objects answer 404 to every operation on them, a caller without a token 401, and nothing changes", async (t) => {
