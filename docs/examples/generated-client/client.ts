@@ -57,6 +57,12 @@ const gpx = await v2.GET('/v2/activities/{id}.gpx', {
   parseAs: 'text',
 });
 
+// POST /v2/activities answers 201 with the Activity, or 202 with a Job when a file is read on the
+// workers (Prefer: respond-async, or a large file): the body's type is their union, narrowed here.
+const activityOf = <T extends object>(data: T | undefined) => (data && 'name' in data ? data : undefined);
+const createdActivity = activityOf(created.data);
+const importedActivity = activityOf(imported.data);
+
 // A list: a Hydra collection, read without narrowing.
 const list = await v2.GET('/v2/activities', { headers: credentials, params: { query: { limit: 10 } } });
 const total: number | undefined = list.data?.['hydra:totalItems'];
@@ -66,9 +72,9 @@ console.log(
   JSON.stringify({
     places: { status: places.response.status, count: places.data?.data.features.length },
     sports: { status: sports.response.status, first: sports.data?.data[0]?.attributes.name },
-    created: { status: created.response.status, id: created.data?.id, name: created.data?.name },
+    created: { status: created.response.status, id: createdActivity?.id, name: createdActivity?.name },
     read: { status: read.response.status, name: read.data?.name, duration: read.data?.duration },
-    imported: { status: imported.response.status, name: imported.data?.name },
+    imported: { status: imported.response.status, name: importedActivity?.name },
     gpx: { status: gpx.response.status, starts: gpx.data?.slice(0, 5) },
     list: { status: list.response.status, total, names },
   }),
