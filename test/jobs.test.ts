@@ -15,7 +15,15 @@ test('job() builds the deterministic id of its queue and name from the payload',
 });
 
 test('only queues with jobs are in the map; planned ones join when their issue adds jobs', (t) => {
-  t.deepEqual(JOB_QUEUES, ['records', 'thumbnails', 'recommendations', 'exports', 'maintenance', 'webhooks', 'imports']);
+  t.deepEqual(JOB_QUEUES, [
+    'records',
+    'thumbnails',
+    'recommendations',
+    'exports',
+    'maintenance',
+    'webhooks',
+    'imports',
+  ]);
   t.deepEqual(jobNames('exports'), ['user-export', 'cleanup-expired']);
   t.true(hasJobs('exports'));
   t.false(hasJobs('later'));
