@@ -28,6 +28,7 @@ import { functionAt, type QuerySite, querySites } from './helpers/citus-sites.ts
 import { drainOutbox } from './helpers/outbox.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
+import { gpxOf } from './helpers/zips.ts';
 
 // Issue 26 §5, the path to Citus (docs/scale-out.md): the tracking API and its workers run a
 // scenario that sends every tracking statement the code has at least once; each statement, as
@@ -48,9 +49,12 @@ const workers = await startWorkers(
   { ...api.config, WORKER_QUEUES: ['records', 'thumbnails', 'exports', 'webhooks'] },
   { logger: createLogger('silent', 'worker') },
 );
+// The imports queue's worker starts in the scenario, once a job was cancelled before it could run.
+let importWorkers: Awaited<ReturnType<typeof startWorkers>> | undefined;
 const columns = await tableColumns(db);
 test.after.always(async () => {
   await receiver.close();
+  await importWorkers?.close();
   await workers.close();
   await api.close();
   await rm(api.config.STORAGE_DIR, { recursive: true, force: true });
@@ -107,6 +111,8 @@ async function scenario(): Promise<TrackingTestUser> {
     'export_ready',
     'equipment_alert',
     'challenge_achieved',
+    'import_done',
+    'import_failed',
   ];
   const hook = await ok(
     call('POST', '/user_web_hooks', { body: { user: me(u), url: `${receiver.url}/hook`, events } }),
@@ -266,6 +272,34 @@ async function scenario(): Promise<TrackingTestUser> {
   );
   await drained();
 
+  // Imports as jobs: one cancelled before any worker of the imports queue runs, one imported, one
+  // refused (the file above again), run by the worker started then.
+  const fixture = (name: string) => readFile(new URL(`./fixtures/tracking/devices/gpx/${name}`, import.meta.url));
+  const later = { 'content-type': 'application/gpx+xml', prefer: 'respond-async' };
+  const cancelled = await ok(
+    call('POST', '/file_import/activities', { raw: await fixture('cerknicko-jezero.gpx'), headers: later }),
+    202,
+  );
+  await ok(call('PUT', `/jobs/${cancelled.id}`, { body: { state: 'cancelled' } }), 200);
+  await ok(call('PUT', `/jobs/${cancelled.id}`, { body: { state: 'cancelled' } }), 409);
+  const imported = await ok(
+    call('POST', '/file_import/activities?sport=121', {
+      raw: gpxOf(new Date('2026-05-06T06:00:00Z'), 300),
+      headers: later,
+    }),
+    202,
+  );
+  await ok(call('POST', '/file_import/activities?sport=168', { raw: gpx, headers: later }), 202);
+  await ok(call('GET', '/jobs?state=pending&type=activity_import&createdAt[after]=2026-01-01T00:00:00Z'), 200);
+  importWorkers = await startWorkers(
+    { ...api.config, WORKER_QUEUES: ['imports'] },
+    { logger: createLogger('silent', 'worker') },
+  );
+  await drained();
+  const job = await ok(call('GET', `/jobs/${imported.id}`), 200);
+  if (job.state !== 'done') throw new Error(`the import job ended ${job.state}: ${JSON.stringify(job.error)}`);
+  await ok(call('GET', '/jobs?state[]=done&state[]=failed'), 200);
+
   // Reads of the activities and what the jobs made of them.
   await ok(call('GET', `/activities/${run.id}`), 200);
   await ok(call('GET', '/activities?sport=/v2/sports/121'), 200);
@@ -381,6 +415,8 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
   const requestedAt = new Date().toISOString();
   await enqueueSumupsRebuild(db, scope, requestedAt);
   await enqueueSumupsRebuild(db, { all: true }, requestedAt);
+  // npm run records:recompute -- --all --sport 121 --since 2026-01-01: the users with such activities.
+  await enqueueSumupsRebuild(db, { all: true, sportIds: [121], since: new Date('2026-01-01') }, requestedAt);
   await drained();
   await recomputeProgress(db, scope, summary);
   await recomputeProgress(db, { all: true }, summary);
@@ -461,6 +497,7 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/webhooks/attempts.ts#lastAttempts':
     "reads a hook's attempts by hook id (webhook_attempts has no user_id yet), once the hook was found the caller's",
   'shared/tracking/streams/read.ts#readActivityStreams': NO_USER_COLUMN,
+  'shared/tracking/activities/duplicates.ts#findDuplicate': `the duplicate check of a file's track compares it with the stored tracks of the user's activities (joined by activity id); ${NO_USER_COLUMN}`,
   'shared/tracking/activities/changes.ts#availableDatatypesWith': `a PUT of an activity's summaries reads its channels' datatypes by its id; ${NO_USER_COLUMN}`,
   // Requests that write a coordinator table in the same statement.
   'shared/tracking/activities/store.ts#insertActivity': `one statement writes the activity, its streams and its outbox row: on Citus the outbox insert (coordinator) becomes a statement of its own in the same transaction; ${NO_USER_COLUMN}`,
@@ -534,6 +571,9 @@ const NOT_DRIVEN: Record<string, string> = {
   'shared/tracking/webhooks/fan-out.ts#openDeliveriesOf':
     'a fan-out run again after a crash between its commit and its adds',
   'shared/accounts/account-deletion.ts#runAccountDeletion': 'a deletion step that failed',
+  'shared/tracking/jobs/import-job.ts#ownActivity':
+    'an import job run again after its worker stopped between storing the activity and ending the job',
+  'shared/tracking/jobs/job-store.ts#countChildEnd': 'a file of a bulk import ended: no route starts a bulk import yet',
 };
 
 /**

@@ -48,7 +48,7 @@ test('selectQueues runs the named queues that have jobs; naming a queue without 
   t.throws(() => selectQueues(config, noop, true), {
     instanceOf: ConfigError,
     message:
-      'WORKER_QUEUES: no jobs in this build for later (queues with jobs: records, thumbnails, recommendations, exports, maintenance, webhooks)',
+      'WORKER_QUEUES: no jobs in this build for later (queues with jobs: records, thumbnails, recommendations, exports, maintenance, webhooks, imports)',
   });
   t.deepEqual(selectQueues(testConfig({ WORKER_QUEUES: 'all' }), noop, false), [
     'records',
@@ -57,6 +57,7 @@ test('selectQueues runs the named queues that have jobs; naming a queue without 
     'recommendations',
     'maintenance',
     'webhooks',
+    'imports',
   ]);
 });
 

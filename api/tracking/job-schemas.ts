@@ -63,8 +63,6 @@ export const jobView: HydraView<JobRow, typeof jobSchema> = {
   fields: (row) => jobFields(row),
 };
 
-export const jobIdParams = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/) });
-
 export const jobListQuery = z.object({
   ...pagingShape,
   ...listFilterShape('state', z.enum(JOB_STATES)),

@@ -7,8 +7,9 @@ import { unprocessable } from '../http/errors.ts';
 import { hydraSerializer } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
+import { idParams } from './activity-schemas.ts';
 import { trackingCallerOf } from './identity.ts';
-import { jobIdParams, jobListQuery, jobSchema, jobUpdateBody, jobView } from './job-schemas.ts';
+import { jobListQuery, jobSchema, jobUpdateBody, jobView } from './job-schemas.ts';
 import { dateFilterOf, listFilterOf } from './schemas.ts';
 
 /**
@@ -36,7 +37,7 @@ export function jobsResource(router: ApiRouter, app: AppContext): void {
   new Resource(router, app, {
     path: '/jobs',
     itemPath: '/:id',
-    itemParams: jobIdParams,
+    itemParams: idParams,
     format: 'hydra',
     item: jobSchema,
     hydra: jobView,

@@ -137,6 +137,8 @@ export type WebhooksCleanupJobPayload = {
  */
 export type ImportFileJobPayload = {
   jobId: string;
+  /** The job's owner: every statement of the job is pinned by it (docs/scale-out.md). */
+  userId: string;
 };
 
 /**

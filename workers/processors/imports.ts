@@ -30,7 +30,7 @@ export async function importFile(
   job: TypedJob<'imports', 'import-file'>,
   { config, db, logger, markDone }: JobDeps,
 ): Promise<ImportJobOutcome> {
-  const outcome = await runImportJob(db, job.data.jobId, {
+  const outcome = await runImportJob(db, job.data, {
     storageDir: config.STORAGE_DIR,
     pool: importPool(config),
     markDone,

@@ -34,7 +34,7 @@ export type ImportJobOutcome =
 /** Ends the job in one transaction with its side effects and the outbox row's done mark. */
 async function end(db: Db, row: JobRow, outcome: JobEnd, markDone: MarkDone): Promise<JobRow | undefined> {
   return db.transaction().execute(async (trx) => {
-    const ended = await endJob(trx, row.id, outcome);
+    const ended = await endJob(trx, row.user_id, row.id, outcome);
     if (ended) {
       await importEnded(trx, ended);
       await childEnded(trx, ended, ended.state === 'done' ? 'done' : 'failed');
@@ -62,11 +62,20 @@ async function ownActivity(db: Db, row: JobRow, error: unknown): Promise<string 
   return found?.id;
 }
 
-export async function runImportJob(db: Db, jobId: string, options: ImportJobOptions): Promise<ImportJobOutcome> {
-  const row = await claimJob(db, jobId);
+export async function runImportJob(
+  db: Db,
+  { jobId, userId }: { jobId: string; userId: string },
+  options: ImportJobOptions,
+): Promise<ImportJobOutcome> {
+  const row = await claimJob(db, userId, jobId);
   if (!row) {
     // Cancelled before it started (or ended by an earlier run): its file is not needed any more.
-    const gone = await db.selectFrom('jobs').select(['state', 'file_path']).where('id', '=', jobId).executeTakeFirst();
+    const gone = await db
+      .selectFrom('jobs')
+      .select(['state', 'file_path'])
+      .where('id', '=', jobId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
     if (gone?.state === 'cancelled') await removeJobFile(options.storageDir, gone.file_path);
     return { status: 'skipped', jobId, reason: gone ? `job ${gone.state}` : 'job deleted' };
   }

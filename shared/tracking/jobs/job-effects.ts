@@ -15,10 +15,10 @@ import { countChildEnd } from './job-store.ts';
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** The `imports/import-file` job of a job row about a file. */
-export const importFileQueued = (trx: Executor, jobIds: string[]) =>
+export const importFileQueued = (trx: Executor, rows: Pick<JobRow, 'id' | 'user_id'>[]) =>
   enqueueInTransaction(
     trx,
-    jobIds.map((jobId) => job('imports', 'import-file', { jobId })),
+    rows.map((row) => job('imports', 'import-file', { jobId: row.id, userId: row.user_id })),
   );
 
 /** `import_done` or `import_failed` for an import that ended (not for a bulk import's file). */

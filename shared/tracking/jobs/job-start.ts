@@ -35,7 +35,7 @@ export async function startImportJob(
         },
       ]);
       if (!row) throw new Error('the job was not written');
-      await importFileQueued(trx, [row.id]);
+      await importFileQueued(trx, [row]);
       return row;
     });
   } catch (error) {

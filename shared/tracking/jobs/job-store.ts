@@ -108,7 +108,7 @@ export async function listJobs(db: Db, userId: string, filters: JobFilters, pagi
 }
 
 /** Takes a pending job for its worker (running from now); a job found running is a rerun (a worker stopped). Undefined otherwise. */
-export async function claimJob(db: Db, id: string): Promise<JobRow | undefined> {
+export async function claimJob(db: Db, userId: string, id: string): Promise<JobRow | undefined> {
   return db
     .updateTable('jobs')
     .set({
@@ -118,6 +118,7 @@ export async function claimJob(db: Db, id: string): Promise<JobRow | undefined> 
       attempts: sql<number>`attempts + 1`,
     })
     .where('id', '=', id)
+    .where('user_id', '=', userId)
     .where('state', 'in', ['pending', 'running'])
     .returningAll()
     .executeTakeFirst();
@@ -131,7 +132,7 @@ export interface JobEnd {
 }
 
 /** Ends a running job; undefined when it was not running (ended by another run meanwhile). */
-export async function endJob(trx: Executor, id: string, end: JobEnd): Promise<JobRow | undefined> {
+export async function endJob(trx: Executor, userId: string, id: string, end: JobEnd): Promise<JobRow | undefined> {
   return trx
     .updateTable('jobs')
     .set({
@@ -144,6 +145,7 @@ export async function endJob(trx: Executor, id: string, end: JobEnd): Promise<Jo
       finished_at: sql<Date>`now()`,
     })
     .where('id', '=', id)
+    .where('user_id', '=', userId)
     .where('state', '=', 'running')
     .returningAll()
     .executeTakeFirst();
