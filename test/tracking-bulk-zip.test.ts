@@ -5,7 +5,7 @@ import { gunzipMember } from '../shared/tracking/imports/gzip-member.ts';
 import { ZIP_LIMITS, type ZipLimits, ZipRefusal } from '../shared/tracking/imports/zip-limits.ts';
 import { inspectZip } from '../shared/tracking/imports/zip-reader.ts';
 import { fixture } from './helpers/activity-files.ts';
-import { gpxOf, makeZip, renameInZip } from './helpers/zips.ts';
+import { gpxOf, makeZip, renameInZip, STRAVA_HEADER } from './helpers/zips.ts';
 
 // Issue 38 §2: the building blocks of a bulk import, without HTTP: the zip and its limits, gzip
 // members, a Strava-style activities.csv, and what each member is.
@@ -116,9 +116,6 @@ test('members are sniffed: GPX, TCX, FIT (gzipped or not) are activities; anythi
   t.regex(await format('inner.zip', await makeZip([{ name: 'x.gpx', bytes: gpx }])), /nested archives are not read/);
   t.regex(await format('double.gpx.gz', gzipSync(gzipSync(Buffer.from(gpx)))), /nested archives/);
 });
-
-const STRAVA_HEADER =
-  'Activity ID,Activity Date,Activity Name,Activity Type,Activity Description,Elapsed Time,Distance,Max Heart Rate,Relative Effort,Commute,Activity Private Note,Activity Gear,Filename,Athlete Weight,Bike Weight,Elapsed Time,Moving Time,Distance';
 
 test('a Strava activities.csv names, types and describes its files (repeated headers, quoted commas and new lines)', (t) => {
   const csv = `${STRAVA_HEADER}

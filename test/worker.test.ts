@@ -36,7 +36,7 @@ const noop: Processors = {
     'tombstones-expire': async () => null,
   },
   webhooks: { event: async () => null, deliver: async () => null, 'cleanup-events': async () => null },
-  imports: { 'import-file': async () => null },
+  imports: { 'import-file': async () => null, 'bulk-split': async () => null },
 };
 const thumbnailJob = (activityId: number) =>
   job('thumbnails', 'activity-thumbnail', { activityId, imagePath: `places/p/121/img-${activityId}.png` });

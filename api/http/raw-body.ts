@@ -21,10 +21,11 @@ export interface RawBodyOptions {
 }
 
 /**
- * A request's body as bytes, never more than `limit` of them: a larger declared length is refused
- * unread, and the connection is closed rather than drained after a 413.
+ * A request's body chunk by chunk, never more than `limit` bytes: a larger declared length is
+ * refused unread, and the connection is closed rather than drained after a 413. Nothing is read
+ * until the chunks are iterated (a large body goes to disk as it arrives).
  */
-export async function readRawBody(ctx: Context, options: RawBodyOptions): Promise<Buffer> {
+export async function* rawBodyChunks(ctx: Context, options: RawBodyOptions): AsyncGenerator<Buffer> {
   const { limit } = options;
   const refuse = () => {
     ctx.set('Connection', 'close');
@@ -53,19 +54,24 @@ export async function readRawBody(ctx: Context, options: RawBodyOptions): Promis
   } else if ((ctx.request.length ?? 0) > limit) {
     throw refuse();
   }
-  const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of source) {
       size += (chunk as Buffer).length;
       if (size > limit) throw refuse();
-      chunks.push(chunk as Buffer);
+      yield chunk as Buffer;
     }
   } catch (error) {
     if (corrupt) throw badRequest(`The body is not valid ${encoding}`);
     throw error;
   }
-  return Buffer.concat(chunks, size);
+}
+
+/** A request's body as bytes, within `limit` (rawBodyChunks). */
+export async function readRawBody(ctx: Context, options: RawBodyOptions): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of rawBodyChunks(ctx, options)) chunks.push(chunk);
+  return Buffer.concat(chunks);
 }
 
 /**

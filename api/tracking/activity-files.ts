@@ -17,11 +17,13 @@ import {
 import { tcxChunks } from '../../shared/tracking/formats/tcx-export.ts';
 import { type FileImportFields, importActivity } from '../../shared/tracking/imports/activity-import.ts';
 import { ActivityImportPool, ImportPoolBusyError, importMemoryMb } from '../../shared/tracking/imports/pool.ts';
-import { startImportJob } from '../../shared/tracking/jobs/job-start.ts';
+import { looksLikeZip } from '../../shared/tracking/imports/zip-reader.ts';
+import { startBulkImportJob, startImportJob } from '../../shared/tracking/jobs/job-start.ts';
 import type { AppContext } from '../context.ts';
 import type { Answer } from '../http/answer.ts';
 import { HttpError, payloadTooLarge, unprocessable, unsupportedMediaType } from '../http/errors.ts';
-import { fileInput, multipartInput } from '../http/inputs.ts';
+import { type BodyInput, fileInput, multipartInput } from '../http/inputs.ts';
+import { rawBodyChunks } from '../http/raw-body.ts';
 import type { Representation } from '../http/resource.ts';
 import { jobAccepted } from './jobs.ts';
 import { integerRefOf, refOf } from './schemas.ts';
@@ -78,7 +80,48 @@ export function activityImportPool(app: Pick<AppContext, 'config'>): ActivityImp
 const tooLarge = (limit: number) =>
   payloadTooLarge(`The file is larger than the limit of ${limit} bytes (ACTIVITY_FILE_LIMIT)`);
 
-/** An activity file as the whole body, or as the part `file` of multipart/form-data with the fields. */
+/** The media types of a bulk import's zip (the second is what Windows browsers send). */
+export const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'];
+
+/** The chunks of a zip, refused at the first bytes when they cannot start a zip (nothing else of it is read here). */
+async function* zipChunks(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let first = true;
+  for await (const chunk of chunks) {
+    if (first && chunk.length > 0) {
+      if (chunk.length < 2 || !looksLikeZip(chunk))
+        throw unsupportedMediaType('The body is not a zip (a bulk import takes a zip of GPX, TCX or FIT files)');
+      first = false;
+    }
+    yield chunk;
+  }
+  if (first) throw unprocessable([{ path: 'body', message: 'the zip is empty' }], 'No file was sent');
+}
+
+/** A bulk import's zip as the whole body: streamed to the job's file by the handler, within BULK_IMPORT_LIMIT. */
+function zipInput(limit: number): BodyInput<{ kind: 'zip'; chunks: AsyncIterable<Buffer> }> {
+  const schema = z.string().meta({
+    format: 'binary',
+    description: 'a zip of GPX, TCX or FIT files (maybe gzipped), with an optional activities.csv: a bulk import',
+  });
+  return {
+    types: ZIP_TYPES,
+    documented: Object.fromEntries(ZIP_TYPES.map((type) => [type, schema])),
+    read: async (ctx) => ({
+      kind: 'zip' as const,
+      chunks: zipChunks(
+        rawBodyChunks(ctx, {
+          limit,
+          tooLarge: () => payloadTooLarge(`The zip is larger than the limit of ${limit} bytes (BULK_IMPORT_LIMIT)`),
+        }),
+      ),
+    }),
+  };
+}
+
+/**
+ * An activity file as the whole body, or as the part `file` of multipart/form-data with the
+ * fields; a zip of them as the whole body (a bulk import).
+ */
 export function activityFileInputs(app: Pick<AppContext, 'config'>) {
   const limit = app.config.activityFileLimitBytes;
   return [
@@ -94,13 +137,15 @@ export function activityFileInputs(app: Pick<AppContext, 'config'>) {
       limitBytes: limit,
       fileDescription: 'the GPX, TCX or FIT file',
     }),
+    zipInput(app.config.bulkImportLimitBytes),
   ] as const;
 }
 
 /** What a file input read: the file and its fields, wherever they were sent. */
 export type ActivityFileBody =
   | { kind: 'file'; bytes: Buffer; contentType: string }
-  | { kind: 'multipart'; file: { buffer: Buffer; mimetype: string }; fields: Fields };
+  | { kind: 'multipart'; file: { buffer: Buffer; mimetype: string }; fields: Fields }
+  | { kind: 'zip'; chunks: AsyncIterable<Buffer> };
 
 interface ReceivedFile {
   bytes: Uint8Array;
@@ -111,7 +156,7 @@ interface ReceivedFile {
 }
 
 /** The file and its fields; a field sent both in the query and in the form is a 422. */
-function receivedFile(body: ActivityFileBody, query: Fields): ReceivedFile {
+function receivedFile(body: Exclude<ActivityFileBody, { kind: 'zip' }>, query: Fields): ReceivedFile {
   if (body.kind === 'file') return { bytes: body.bytes, contentType: body.contentType, path: 'body', fields: query };
   const twice = FIELD_NAMES.filter((name) => body.fields[name] !== undefined && query[name] !== undefined);
   if (twice.length)
@@ -194,15 +239,9 @@ export async function importActivityFile(
   ctx: Context,
   duplicates: DuplicatePolicy | undefined,
 ): Promise<ActivityRow | Answer> {
+  if (body.kind === 'zip') return importZipAsJob(app, userId, body.chunks, importFieldsOf(query, duplicates), ctx);
   const file = receivedFile(body, query);
-  const fields: FileImportFields = {
-    sportId: file.fields.sport,
-    name: file.fields.name,
-    comment: file.fields.comment,
-    userDeviceId: file.fields.userDevice,
-    connectorId: file.fields.connector,
-    duplicates,
-  };
+  const fields = importFieldsOf(file.fields, duplicates);
   if (runsAsJob(ctx, file.bytes.length, app.config)) return importAsJob(app, userId, file, fields, ctx);
   const created = await importActivity(app.db, activityImportPool(app), userId, file, fields).catch((error) => {
     throw importFailure(error, file);
@@ -216,6 +255,15 @@ export async function importActivityFile(
 }
 
 // ---------------------------------------------------------------- the import as a job
+
+const importFieldsOf = (fields: Fields, duplicates: DuplicatePolicy | undefined): FileImportFields => ({
+  sportId: fields.sport,
+  name: fields.name,
+  comment: fields.comment,
+  userDeviceId: fields.userDevice,
+  connectorId: fields.connector,
+  duplicates,
+});
 
 /** Whether the request prefers an asynchronous answer (RFC 7240 `Prefer: respond-async`). */
 const prefersAsync = (ctx: Context) =>
@@ -248,10 +296,24 @@ async function importAsJob(
   return answer;
 }
 
+/** Stores a bulk import's zip as it arrives and its job: always 202, the workers split it into a job per file. */
+async function importZipAsJob(
+  app: Pick<AppContext, 'db' | 'config'>,
+  userId: string,
+  zip: AsyncIterable<Buffer>,
+  fields: FileImportFields,
+  ctx: Context,
+): Promise<Answer> {
+  const row = await startBulkImportJob(app.db, app.config.STORAGE_DIR, userId, zip, fields);
+  const answer = jobAccepted(app, row);
+  if (prefersAsync(ctx)) answer.headers['Preference-Applied'] = 'respond-async';
+  return answer;
+}
+
 /** What POST /v2/activities says of its file inputs in /openapi.json. */
 export function fileImportDescription(app: Pick<AppContext, 'config'>): string {
   const limit = app.config.activityFileLimitBytes;
-  return `Besides JSON, POST /v2/activities takes a GPX 1.1 (or 1.0), TCX v2 or FIT file, at most ACTIVITY_FILE_LIMIT (${limit} bytes): as the raw body with its media type (${FILE_TYPES.join(', ')}; the bytes decide the format), with the optional fields in the query string, or as multipart/form-data with the file in a part named \`file\` and the fields as form fields. Fields: \`sport\` (IRI or id; wins over the file's, default /v2/sports/${DEFAULT_IMPORT_SPORT_ID}), \`name\` (replaces the file's), \`comment\`, \`userDevice\` (one of your devices: the activity is not manual), \`connector\` (default /v2/connectors/3, file-import). The file is read in a worker thread (at most IMPORT_TIMEOUT_S). Answers 201 with the activity, and the headers Import-Format, Import-Sport-Source (caller, file or fallback) and Import-Warnings (a JSON array of what was skipped). Refusals: 409 the same file, or an activity with the same start and duration, is already stored (see \`duplicates\`), 413 over the limit, 415 not a GPX, TCX or FIT file, 422 unsafe (DOCTYPE/ENTITY), malformed (cut short, bad CRC), without an activity, or more than an activity may hold (${ACTIVITY_LIMITS.maxSamples} samples, ${ACTIVITY_LIMITS.maxTrackPoints} track points, ${ACTIVITY_LIMITS.maxSeconds} s from start to end; the message names the limit), 503 when every import thread is busy.\n\nAs a job: with \`Prefer: respond-async\` (RFC 7240), or always for a file over IMPORT_ASYNC_ABOVE (${app.config.importAsyncAboveBytes} bytes), the file is stored and read on the workers (queue \`imports\`): the answer is 202 with the Job (\`Location: /v2/jobs/{id}\`, \`Preference-Applied: respond-async\` when asked); GET the job until its \`state\` is \`done\` (its \`activity\`) or \`failed\` (its \`error\`: the status and reasons this answer would have had). See docs/tracking-files.md.`;
+  return `Besides JSON, POST /v2/activities takes a GPX 1.1 (or 1.0), TCX v2 or FIT file, at most ACTIVITY_FILE_LIMIT (${limit} bytes): as the raw body with its media type (${FILE_TYPES.join(', ')}; the bytes decide the format), with the optional fields in the query string, or as multipart/form-data with the file in a part named \`file\` and the fields as form fields. Fields: \`sport\` (IRI or id; wins over the file's, default /v2/sports/${DEFAULT_IMPORT_SPORT_ID}), \`name\` (replaces the file's), \`comment\`, \`userDevice\` (one of your devices: the activity is not manual), \`connector\` (default /v2/connectors/3, file-import). The file is read in a worker thread (at most IMPORT_TIMEOUT_S). Answers 201 with the activity, and the headers Import-Format, Import-Sport-Source (caller, file or fallback) and Import-Warnings (a JSON array of what was skipped). Refusals: 409 the same file, or an activity with the same start and duration, is already stored (see \`duplicates\`), 413 over the limit, 415 not a GPX, TCX or FIT file, 422 unsafe (DOCTYPE/ENTITY), malformed (cut short, bad CRC), without an activity, or more than an activity may hold (${ACTIVITY_LIMITS.maxSamples} samples, ${ACTIVITY_LIMITS.maxTrackPoints} track points, ${ACTIVITY_LIMITS.maxSeconds} s from start to end; the message names the limit), 503 when every import thread is busy.\n\nAs a job: with \`Prefer: respond-async\` (RFC 7240), or always for a file over IMPORT_ASYNC_ABOVE (${app.config.importAsyncAboveBytes} bytes), the file is stored and read on the workers (queue \`imports\`): the answer is 202 with the Job (\`Location: /v2/jobs/{id}\`, \`Preference-Applied: respond-async\` when asked); GET the job until its \`state\` is \`done\` (its \`activity\`) or \`failed\` (its \`error\`: the status and reasons this answer would have had). See docs/tracking-files.md.\n\nBulk import: a zip (${ZIP_TYPES.join(' or ')}) of GPX, TCX or FIT files (members may be gzipped, \`.gpx.gz\` as Strava writes them) with an optional Strava-style \`activities.csv\` (its names, sports and descriptions apply to its files), at most BULK_IMPORT_LIMIT (${app.config.bulkImportLimitBytes} bytes), always answers 202 with a \`bulk_import\` Job; the workers check the zip's limits (ZIP_LIMITS: entries, total size, ratio, depth, path names; the job fails naming the limit) and give each file a job of its own (\`GET /v2/jobs?parent=/v2/jobs/{id}\`); the query fields apply to every file. Records, statistics, thumbnails and one \`import_done\` event follow once every file ended. 415 when the body is not a zip. See docs/tracking-files.md.`;
 }
 
 /** `/activities/{id}.gpx` and `.tcx`: the export whatever Accept says. */

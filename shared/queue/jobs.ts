@@ -142,6 +142,12 @@ export type ImportFileJobPayload = {
 };
 
 /**
+ * Opens the zip of the bulk import `jobId` (queue `imports`, docs/tracking-files.md "Bulk
+ * import"): checks its limits, then writes a job per file. Written with the bulk import's row.
+ */
+export type BulkSplitJobPayload = ImportFileJobPayload;
+
+/**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
  */
@@ -178,7 +184,7 @@ export type JobPayloads = Checked<{
     deliver: WebhookDeliverJobPayload;
     'cleanup-events': WebhooksCleanupJobPayload;
   };
-  imports: { 'import-file': ImportFileJobPayload };
+  imports: { 'import-file': ImportFileJobPayload; 'bulk-split': BulkSplitJobPayload };
 }>;
 
 export type JobQueue = keyof JobPayloads;
@@ -239,6 +245,7 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
   imports: {
     // One job per job row (its id is written once).
     'import-file': ({ jobId }) => `import-${jobId}`,
+    'bulk-split': ({ jobId }) => `bulk-split-${jobId}`,
   },
 };
 

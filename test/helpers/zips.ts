@@ -4,6 +4,10 @@ import { ZipFile } from 'yazl';
 
 /** Zips made in memory for the bulk import tests (not a test file itself). */
 
+/** The header of a Strava export's activities.csv (its repeated columns too). */
+export const STRAVA_HEADER =
+  'Activity ID,Activity Date,Activity Name,Activity Type,Activity Description,Elapsed Time,Distance,Max Heart Rate,Relative Effort,Commute,Activity Private Note,Activity Gear,Filename,Athlete Weight,Bike Weight,Elapsed Time,Moving Time,Distance';
+
 export interface ZipEntry {
   name: string;
   bytes: Uint8Array | string;

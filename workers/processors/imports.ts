@@ -1,5 +1,6 @@
 import type { Config } from '../../shared/config.ts';
 import { ActivityImportPool, importMemoryMb } from '../../shared/tracking/imports/pool.ts';
+import { type BulkSplitOutcome, runBulkSplit } from '../../shared/tracking/jobs/bulk-split.ts';
 import { type ImportJobOutcome, runImportJob } from '../../shared/tracking/jobs/import-job.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
 
@@ -40,6 +41,17 @@ export async function importFile(
   return outcome;
 }
 
+/** A bulk import's zip, split into a job per file (the files themselves are `import-file` jobs). */
+export async function bulkSplit(
+  job: TypedJob<'imports', 'bulk-split'>,
+  { config, db, logger, markDone }: JobDeps,
+): Promise<BulkSplitOutcome> {
+  const outcome = await runBulkSplit(db, job.data, { storageDir: config.STORAGE_DIR, markDone });
+  logger.info(outcome, 'bulk import split');
+  return outcome;
+}
+
 export const importsProcessor: QueueProcessor<'imports'> = {
   'import-file': importFile,
+  'bulk-split': bulkSplit,
 };

@@ -119,6 +119,15 @@ function activityChanged(
 }
 
 /**
+ * The workers' jobs of a new activity: its records (with statistics, gear and challenges) and its
+ * thumbnail. A bulk import's files get them at the bulk's end (shared/tracking/jobs/bulk-end.ts).
+ */
+export const createdActivityJobs = (created: Pick<ActivityRow, 'id' | 'user_id' | 'sport_id' | 'version'>) => [
+  activityChanged(created, 'created', created.version),
+  trackThumbnailJob(created),
+];
+
+/**
  * The rules that need no database: the body's user is the caller, a device activity (userDevice,
  * or a `location.device` block naming one) names its connector and is not manual.
  */
@@ -170,9 +179,7 @@ async function insertActivity(
   // The id is known before the insert, so the jobs (which name it) are written by the same statement.
   const id = newActivityId();
   const created = { id, user_id: callerId, sport_id: content.sportId, version: FIRST_VERSION };
-  const jobs = outboxRows(
-    input.deferDerived ? [] : [activityChanged(created, 'created', FIRST_VERSION), trackThumbnailJob(created)],
-  ).map(
+  const jobs = outboxRows(input.deferDerived ? [] : createdActivityJobs(created)).map(
     (j) =>
       sql`(${j.queue}::text, ${j.job_name}::text, ${j.job_id}::text, ${j.payload}::jsonb, ${j.request_id}::text, ${j.traceparent}::text)`,
   );

@@ -2,9 +2,10 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema/index.ts';
 import { job } from '../../queue/jobs.ts';
 import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { createdActivityJobs } from '../activities/store.ts';
 import { emitImportEvent } from '../webhooks/import-event.ts';
 import type { JobRow } from './job-fields.ts';
-import { countChildEnd } from './job-store.ts';
+import { countChildEnd, endJob } from './job-store.ts';
 
 /**
  * Every side effect of a job, one function each, called in the transaction of the change that
@@ -21,6 +22,10 @@ export const importFileQueued = (trx: Executor, rows: Pick<JobRow, 'id' | 'user_
     rows.map((row) => job('imports', 'import-file', { jobId: row.id, userId: row.user_id })),
   );
 
+/** The `imports/bulk-split` job of a bulk import's row: its zip opened and split on the workers. */
+export const bulkSplitQueued = (trx: Executor, row: Pick<JobRow, 'id' | 'user_id'>) =>
+  enqueueInTransaction(trx, job('imports', 'bulk-split', { jobId: row.id, userId: row.user_id }));
+
 /** `import_done` or `import_failed` for an import that ended (not for a bulk import's file). */
 export async function importEnded(trx: Executor, row: JobRow): Promise<void> {
   if (row.parent_id === null && (row.type === 'activity_import' || row.type === 'bulk_import'))
@@ -30,5 +35,30 @@ export async function importEnded(trx: Executor, row: JobRow): Promise<void> {
 /** A bulk import's file ended (imported, refused, skipped or cancelled): counted on its parent. */
 export async function childEnded(trx: Executor, child: JobRow, outcome: 'done' | 'failed'): Promise<void> {
   if (child.parent_id === null) return;
-  await countChildEnd(trx, child.parent_id, child.user_id, outcome);
+  const last = await countChildEnd(trx, child.parent_id, child.user_id, outcome);
+  if (last) await finishBulkImport(trx, last);
+}
+
+/**
+ * A bulk import whose every file ended: done, with its counts; the records (with statistics, gear
+ * and challenges) and thumbnails of the activities it created enqueued together, as their own
+ * creation would have; one `import_done` event for the whole instead of an `activity_create` per
+ * file (docs/tracking-files.md, "Bulk import").
+ */
+export async function finishBulkImport(trx: Executor, parent: JobRow): Promise<void> {
+  const created = await trx
+    .selectFrom('jobs as j')
+    .innerJoin('activities as a', (join) =>
+      join.onRef('a.id', '=', 'j.activity_id').onRef('a.user_id', '=', 'j.user_id'),
+    )
+    .select(['a.id', 'a.user_id', 'a.sport_id', 'a.version'])
+    .where('j.user_id', '=', parent.user_id)
+    .where('j.parent_id', '=', parent.id)
+    .where('j.state', '=', 'done')
+    .execute();
+  const result = { ...parent.result, imported: parent.done_count, failed: parent.failed_count };
+  const ended = await endJob(trx, parent.user_id, parent.id, { state: 'done', result });
+  if (!ended) return;
+  await enqueueInTransaction(trx, created.flatMap(createdActivityJobs));
+  await importEnded(trx, ended);
 }

@@ -19,14 +19,30 @@ function absolute(storageDir: string, relative: string): string {
   return full;
 }
 
-/** Writes the file and flushes it to disk (temporary name, fsync, rename): it survives a crash once this returns. */
-export async function writeJobFile(storageDir: string, relative: string, bytes: Uint8Array): Promise<void> {
+/**
+ * Writes the file (its bytes, or chunks as they arrive: a bulk import's zip is never whole in
+ * memory) and flushes it to disk (temporary name, fsync, rename): it survives a crash once this
+ * returns. A source that fails leaves nothing behind.
+ */
+export async function writeJobFile(
+  storageDir: string,
+  relative: string,
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+): Promise<number> {
   const full = absolute(storageDir, relative);
   await mkdir(path.dirname(full), { recursive: true });
   const temp = `${full}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temp, 'w');
+  let size = 0;
   try {
-    await handle.writeFile(bytes);
+    if (source instanceof Uint8Array) {
+      await handle.writeFile(source);
+      size = source.length;
+    } else
+      for await (const chunk of source) {
+        await handle.write(chunk);
+        size += chunk.length;
+      }
     await handle.sync();
   } catch (error) {
     await handle.close();
@@ -35,6 +51,7 @@ export async function writeJobFile(storageDir: string, relative: string, bytes: 
   }
   await handle.close();
   await rename(temp, full);
+  return size;
 }
 
 export async function readJobFile(storageDir: string, relative: string): Promise<Buffer> {

@@ -1,0 +1,188 @@
+import { readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import test from 'ava';
+import { IMPORTS_STORAGE_DIR } from '../shared/tracking/jobs/job-files.ts';
+import { drainOutbox } from './helpers/outbox.ts';
+import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
+import { startReceiver } from './helpers/webhook-receiver.ts';
+import { WorkerProcess } from './helpers/worker-process.ts';
+import { gpxOf, makeZip, renameInZip, STRAVA_HEADER } from './helpers/zips.ts';
+
+// Issue 38 §2: a bulk import of a whole history, end to end over HTTP with real worker processes.
+// The API runs first without any worker of the imports queue (a zip waits as a pending job, its
+// bytes never read by the API); the worker then splits it, imports its files, and the records,
+// statistics and thumbnails follow once for the whole.
+
+const env = { OUTBOX_POLL_MS: '50', WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' };
+const api = await startTrackingApi({ publicUrl: true, env });
+const { db } = api.database;
+const receiver = await startReceiver();
+let worker: WorkerProcess | undefined;
+test.after.always(async () => {
+  await worker?.stop();
+  await receiver.close();
+  await api.close();
+  await rm(api.config.STORAGE_DIR, { recursive: true, force: true });
+});
+
+type Body = Record<string, unknown>;
+const ZIP = { 'content-type': 'application/zip' };
+const post = (u: TrackingTestUser, bytes: Uint8Array | string, headers: Record<string, string> = ZIP, query = '') =>
+  api.call('POST', `/file_import/activities${query}`, u, { raw: bytes, headers });
+const jobOf = async (u: TrackingTestUser, id: string) => (await api.call('GET', `/jobs/${id}`, u)).body as Body;
+
+async function ended(u: TrackingTestUser, id: string): Promise<Body> {
+  const end = Date.now() + 120_000;
+  for (;;) {
+    const job = await jobOf(u, id);
+    if (!['pending', 'running'].includes(job.state as string) || Date.now() > end) return job;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const run = (day: number, points = 120) => gpxOf(new Date(Date.UTC(2024, 4, day, 7)), points);
+const me = (u: TrackingTestUser) => `/v2/users/${u.ldid}`;
+
+async function startWorker(): Promise<void> {
+  if (worker) return;
+  worker = WorkerProcess.of(api.config, { ...env, WORKER_QUEUES: 'imports,records,thumbnails,webhooks' });
+  await worker.started();
+}
+
+test.serial('without an imports worker a zip waits unread; a bulk import cancelled then is never split', async (t) => {
+  const u = await api.user();
+  const zip = await makeZip([{ name: '1.gpx', bytes: run(1) }]);
+  const res = await post(u, zip, { ...ZIP, prefer: 'respond-async' });
+  t.is(res.status, 202, JSON.stringify(res.body));
+  t.is(res.headers.get('preference-applied'), 'respond-async');
+  const job = res.body as Body;
+  t.like(job, { '@type': 'Job', type: 'bulk_import', state: 'pending', progress: null, owner: me(u) });
+  t.is(res.headers.get('location'), `${api.config.PUBLIC_URL}/v2/jobs/${job.id}`);
+  // Nobody split it: no child job, no activity.
+  t.is((await api.call('GET', `/jobs?parent=/v2/jobs/${job.id}`, u)).body['hydra:totalItems'], 0);
+  const cancelled = await api.call('PUT', `/jobs/${job.id}`, u, { body: { state: 'cancelled' } });
+  t.is(cancelled.status, 200);
+  await startWorker();
+  await drainOutbox(db);
+  t.like(await jobOf(u, job.id as string), { state: 'cancelled', progress: null });
+  t.is((await api.call('GET', '/activities', u)).body['hydra:totalItems'], 0);
+});
+
+test.serial(
+  'a Strava-style zip: each file a job, the listing applied, duplicates and other files answered per file, the rest once at the end',
+  async (t) => {
+    await startWorker();
+    const u = await api.user();
+    const hook = await api.call('POST', '/user_web_hooks', u, {
+      body: { user: me(u), url: `${receiver.url}/bulk`, events: ['import_done', 'import_failed', 'activity_create'] },
+    });
+    t.is(hook.status, 201);
+    const csv = `${STRAVA_HEADER}
+1,"May 1, 2024",Morning Run,Run,"Easy, with strides",120,1,,,false,,,activities/1.gpx,,,120,120,1
+2,"May 2, 2024",Lunch Ride,Ride,,120,1,,,false,,,activities/2.gpx.gz,,,120,120,1
+`;
+    const zip = await makeZip([
+      { name: 'activities.csv', bytes: csv },
+      { name: 'activities/1.gpx', bytes: run(1) },
+      { name: 'activities/2.gpx.gz', bytes: run(2), gzip: true },
+      { name: 'activities/3.gpx', bytes: run(3) },
+      { name: 'activities/copy-of-1.gpx', bytes: run(1) },
+      { name: 'profile.jpg', bytes: Buffer.from([0xff, 0xd8, 0xff, 0xe0]) },
+    ]);
+    const res = await post(u, zip, ZIP, '?sport=/v2/sports/168');
+    t.is(res.status, 202, JSON.stringify(res.body));
+    const bulk = await ended(u, (res.body as Body).id as string);
+    t.like(bulk, { state: 'done', progress: { total: 5, done: 3, failed: 2 }, result: { imported: 3, failed: 2 } });
+    t.truthy(bulk.finishedAt);
+
+    const children = (await api.call('GET', `/jobs?parent=/v2/jobs/${bulk.id}`, u)).body['hydra:member'] as Body[];
+    t.deepEqual(
+      children.map((c) => [c.fileName, c.state, c.parent]),
+      [
+        ['activities/1.gpx', 'done', `/v2/jobs/${bulk.id}`],
+        ['activities/2.gpx.gz', 'done', `/v2/jobs/${bulk.id}`],
+        ['activities/3.gpx', 'done', `/v2/jobs/${bulk.id}`],
+        ['activities/copy-of-1.gpx', 'failed', `/v2/jobs/${bulk.id}`],
+        ['profile.jpg', 'skipped', `/v2/jobs/${bulk.id}`],
+      ],
+    );
+    const [first, second, third, copy, photo] = children;
+    t.like(copy, { error: { status: 409, activity: first?.activity } });
+    t.like(photo, { error: { status: 415 } });
+    t.regex((photo?.error as Body).detail as string, /not a GPX, TCX or FIT file|not an activity/i);
+    // The listing names and sports its files; a file it does not list keeps the request's sport.
+    const activity = async (job: Body | undefined) =>
+      (
+        await api.fetch(job?.activity as string, {
+          headers: { authorization: `Bearer ${u.token}`, 'x-api-key': api.apiKey },
+        })
+      ).json() as Promise<Body>;
+    t.like(await activity(first), { name: 'Morning Run', sport: '/v2/sports/121', comment: 'Easy, with strides' });
+    t.like(await activity(second), { name: 'Lunch Ride', sport: '/v2/sports/381' });
+    t.like(await activity(third), { sport: '/v2/sports/168' });
+
+    // Once every file ended: one import_done for the whole, no activity_create per file.
+    t.true(await receiver.until(() => receiver.at('/bulk').length >= 1));
+    await drainOutbox(db);
+    const events = receiver.at('/bulk').map((r) => JSON.parse(r.body) as Body);
+    t.deepEqual(
+      events.map((e) => [e.type, e.resource]),
+      [['import_done', `/v2/jobs/${bulk.id}`]],
+    );
+    t.like(events[0]?.data, { '@type': 'Job', type: 'bulk_import', progress: { total: 5, done: 3, failed: 2 } });
+    // The records, statistics and thumbnails of the three followed.
+    const state = await db
+      .selectFrom('activity_records_state')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(
+        'activity_id',
+        'in',
+        [first, second, third].map((j) => (j?.activity as string).split('/').pop() as string),
+      )
+      .executeTakeFirstOrThrow();
+    t.is(Number(state.n), 3);
+    const sumups = await api.call('GET', '/user_sumups?type=year', u);
+    t.true((sumups.body['hydra:totalItems'] as number) > 0);
+    // Every file the jobs kept is gone once they ended.
+    const left = await readdir(path.join(api.config.STORAGE_DIR, IMPORTS_STORAGE_DIR)).catch(() => []);
+    t.deepEqual(
+      left.filter((f) => [bulk.id, ...children.map((c) => c.id)].includes(f)),
+      [],
+    );
+  },
+);
+
+test.serial('a zip over a limit is refused whole, naming the limit; nothing is imported', async (t) => {
+  await startWorker();
+  const u = await api.user();
+  const bomb = await makeZip([{ name: 'zeros.gpx', bytes: Buffer.alloc(4 * 1024 * 1024) }]);
+  const res = await post(u, bomb);
+  t.is(res.status, 202);
+  const job = await ended(u, (res.body as Body).id as string);
+  t.like(job, { state: 'failed', progress: null, error: { status: 422 } });
+  t.regex((job.error as Body).detail as string, /ZIP_LIMITS\.maxRatio: 100/);
+
+  const climbing = renameInZip(await makeZip([{ name: 'ab/1.gpx', bytes: run(5) }]), 'ab/1.gpx', '../1.gpx');
+  const refused = await ended(u, ((await post(u, climbing)).body as Body).id as string);
+  t.like(refused, { state: 'failed', error: { status: 422 } });
+  t.regex((refused.error as Body).detail as string, /path/);
+  t.is((await api.call('GET', '/activities', u)).body['hydra:totalItems'], 0);
+});
+
+test('bad input: not a zip or no body (415), another user’s bulk import (404)', async (t) => {
+  const u = await api.user();
+  const other = await api.user();
+  const notZip = await post(u, run(1));
+  t.is(notZip.status, 415, JSON.stringify(notZip.body));
+  t.regex(notZip.body['hydra:description'] as string, /not a zip/);
+  // A request without a body is read by no input (as for the other file inputs).
+  t.is((await post(u, '')).status, 415);
+  const zip = await makeZip([{ name: '1.gpx', bytes: run(9) }]);
+  const res = await post(u, zip);
+  t.is(res.status, 202);
+  t.is((await api.call('GET', `/jobs/${(res.body as Body).id}`, other)).status, 404);
+  t.is((await api.call('PUT', `/jobs/${(res.body as Body).id}`, other, { body: { state: 'cancelled' } })).status, 404);
+  // No job was left for the refused bodies.
+  const jobs = await db.selectFrom('jobs').select('id').where('user_id', '=', u.ldid).execute();
+  t.is(jobs.length, 1);
+});
