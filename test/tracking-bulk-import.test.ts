@@ -183,6 +183,11 @@ test('bad input: not a zip or no body (415), another user’s bulk import (404)'
   t.is((await api.call('GET', `/jobs/${(res.body as Body).id}`, other)).status, 404);
   t.is((await api.call('PUT', `/jobs/${(res.body as Body).id}`, other, { body: { state: 'cancelled' } })).status, 404);
   // No job was left for the refused bodies.
-  const jobs = await db.selectFrom('jobs').select('id').where('user_id', '=', u.ldid).execute();
+  const jobs = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('user_id', '=', u.ldid)
+    .where('parent_id', 'is', null)
+    .execute();
   t.is(jobs.length, 1);
 });
