@@ -14,6 +14,8 @@ import { expireTombstones } from '../shared/tracking/activities/tombstones.ts';
 import { cleanupExports, ORPHAN_FILE_AGE_S } from '../shared/tracking/exports/cleanup.ts';
 import { markExportFailed } from '../shared/tracking/exports/job.ts';
 import { EXPORTS_STORAGE_DIR } from '../shared/tracking/exports/store.ts';
+import { IMPORTS_STORAGE_DIR } from '../shared/tracking/jobs/job-files.ts';
+import { sweepOrphanJobFiles } from '../shared/tracking/jobs/job-files-sweep.ts';
 import { enqueueRecompute, recomputeProgress } from '../shared/tracking/records/recompute-requests.ts';
 import { DEFAULT_RECORDS_SETTINGS } from '../shared/tracking/records/settings.ts';
 import { fillStreamPreviews } from '../shared/tracking/streams/preview-store.ts';
@@ -28,7 +30,7 @@ import { functionAt, type QuerySite, querySites } from './helpers/citus-sites.ts
 import { drainOutbox } from './helpers/outbox.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
-import { gpxOf } from './helpers/zips.ts';
+import { gpxOf, makeZip } from './helpers/zips.ts';
 
 // Issue 26 §5, the path to Citus (docs/scale-out.md): the tracking API and its workers run a
 // scenario that sends every tracking statement the code has at least once; each statement, as
@@ -299,6 +301,20 @@ async function scenario(): Promise<TrackingTestUser> {
   const job = await ok(call('GET', `/jobs/${imported.id}`), 200);
   if (job.state !== 'done') throw new Error(`the import job ended ${job.state}: ${JSON.stringify(job.error)}`);
   await ok(call('GET', '/jobs?state[]=done&state[]=failed'), 200);
+  // A bulk import: a zip split into a job per file, finished by its last file.
+  const zip = await makeZip([
+    { name: 'activities/1.gpx', bytes: gpxOf(new Date('2026-05-07T06:00:00Z'), 120) },
+    { name: 'activities/2.gpx.gz', bytes: gpxOf(new Date('2026-05-08T06:00:00Z'), 120), gzip: true },
+    { name: 'notes.txt', bytes: 'not an activity' },
+  ]);
+  const bulk = await ok(
+    call('POST', '/file_import/activities', { raw: zip, headers: { 'content-type': 'application/zip' } }),
+    202,
+  );
+  await drained();
+  await ok(call('GET', `/jobs?parent=/v2/jobs/${bulk.id}`), 200);
+  const split = await ok(call('GET', `/jobs/${bulk.id}`), 200);
+  if (split.state !== 'done') throw new Error(`the bulk import ended ${split.state}: ${JSON.stringify(split.error)}`);
 
   // Reads of the activities and what the jobs made of them.
   await ok(call('GET', `/activities/${run.id}`), 200);
@@ -438,6 +454,11 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
   const old = new Date(Date.now() - 2 * ORPHAN_FILE_AGE_S * 1000);
   await utimes(orphan, old, old);
   await cleanupExports(db, api.config.STORAGE_DIR, 0);
+  const oldImport = path.join(api.config.STORAGE_DIR, IMPORTS_STORAGE_DIR, '0'.repeat(32));
+  await mkdir(path.dirname(oldImport), { recursive: true });
+  await writeFile(oldImport, 'old');
+  await utimes(oldImport, old, old);
+  await sweepOrphanJobFiles(db, api.config.STORAGE_DIR);
   const exported = await db.selectFrom('tracking_exports').select('id').executeTakeFirst();
   if (exported) await markExportFailed(db, exported.id, 60, 'stopped by the test');
 
@@ -546,6 +567,7 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/exports/store.ts#failStaleExports': ALL_USERS,
   'shared/tracking/exports/cleanup.ts#cleanupExports': ALL_USERS,
   'shared/tracking/exports/cleanup.ts#sweepOrphanFiles': ALL_USERS,
+  'shared/tracking/jobs/job-files-sweep.ts#sweepOrphanJobFiles': ALL_USERS,
   'shared/tracking/activities/moving-store.ts#fillMovingFields': ALL_USERS,
   'shared/tracking/activities/moving-store.ts#storedSpeedStreams': `${ALL_USERS}; ${NO_USER_COLUMN}`,
   'shared/tracking/activities/moving-store.ts#storedTrack': `reads one activity's track by its id (moving time, splits); ${NO_USER_COLUMN}`,
@@ -573,7 +595,6 @@ const NOT_DRIVEN: Record<string, string> = {
   'shared/accounts/account-deletion.ts#runAccountDeletion': 'a deletion step that failed',
   'shared/tracking/jobs/import-job.ts#ownActivity':
     'an import job run again after its worker stopped between storing the activity and ending the job',
-  'shared/tracking/jobs/job-store.ts#countChildEnd': 'a file of a bulk import ended: no route starts a bulk import yet',
 };
 
 /**

@@ -1,7 +1,10 @@
-import { readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
+import { runStartedDeletions, startAccountDeletion } from '../shared/accounts/account-purge.ts';
 import { IMPORTS_STORAGE_DIR } from '../shared/tracking/jobs/job-files.ts';
+import { ORPHAN_JOB_FILE_AGE_S, sweepOrphanJobFiles } from '../shared/tracking/jobs/job-files-sweep.ts';
 import { drainOutbox } from './helpers/outbox.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
@@ -66,6 +69,8 @@ test.serial('without an imports worker a zip waits unread; a bulk import cancell
   await drainOutbox(db);
   t.like(await jobOf(u, job.id as string), { state: 'cancelled', progress: null });
   t.is((await api.call('GET', '/activities', u)).body['hydra:totalItems'], 0);
+  // Its worker found it cancelled and removed its zip.
+  t.false(existsSync(path.join(api.config.STORAGE_DIR, IMPORTS_STORAGE_DIR, job.id as string)));
 });
 
 test.serial(
@@ -191,3 +196,33 @@ test('bad input: not a zip or no body (415), another user’s bulk import (404)'
     .execute();
   t.is(jobs.length, 1);
 });
+
+test.serial(
+  'old files no open job names are swept; an account deletion removes its pending imports and their files',
+  async (t) => {
+    const folder = path.join(api.config.STORAGE_DIR, IMPORTS_STORAGE_DIR);
+    await mkdir(folder, { recursive: true });
+    // A pending job of a user whose account goes: no worker runs while it is deleted.
+    await worker?.stop();
+    worker = undefined;
+    const u = await api.user();
+    const pending = await post(u, await makeZip([{ name: '1.gpx', bytes: run(12) }]));
+    t.is(pending.status, 202);
+    const pendingFile = path.join(folder, (pending.body as Body).id as string);
+    t.true(existsSync(pendingFile));
+    const old = new Date(Date.now() - 2 * ORPHAN_JOB_FILE_AGE_S * 1000);
+    const orphan = path.join(folder, 'a'.repeat(32));
+    const temporary = path.join(folder, `${'b'.repeat(32)}.0a1b.tmp`);
+    const young = path.join(folder, 'c'.repeat(32));
+    for (const file of [orphan, temporary, young]) await writeFile(file, 'x');
+    for (const file of [orphan, temporary, pendingFile]) await utimes(file, old, old);
+    t.is(await sweepOrphanJobFiles(db, api.config.STORAGE_DIR), 2);
+    t.deepEqual([orphan, temporary, young, pendingFile].map(existsSync), [false, false, true, true]);
+
+    await startAccountDeletion(db, u.id);
+    await runStartedDeletions(db, { storageDir: api.config.STORAGE_DIR, accountIds: [u.id] });
+    t.false(existsSync(pendingFile));
+    t.is((await db.selectFrom('jobs').select('id').where('user_id', '=', u.ldid).execute()).length, 0);
+    await rm(young);
+  },
+);

@@ -7,6 +7,7 @@ import type { Database } from '../db/schema/index.ts';
 import { resolveStoragePath } from '../media/storage.ts';
 import { TRACKING_STORAGE_ROOT } from '../tracking/activities/uploads.ts';
 import { exportStoragePath } from '../tracking/exports/store.ts';
+import { storedJobFiles } from '../tracking/jobs/job-files.ts';
 import { deleteUserProgress } from '../tracking/progress/owned.ts';
 import { deleteUserWebHooks } from '../tracking/webhooks/hooks.ts';
 import { setAccountDisabled } from './revocation.ts';
@@ -53,6 +54,7 @@ export const DELETION_STEPS = [
   'revoke',
   'shares',
   'exports',
+  'jobs',
   'idempotency-keys',
   'activities',
   'activity-tombstones',
@@ -233,6 +235,25 @@ class DeletionRun {
             .returning(['id', 'file_path'])
             .execute();
           return { count: rows.length, files: rows.map((r) => r.file_path ?? exportStoragePath(r.id)) };
+        });
+      case 'jobs':
+        // A bulk import's files before it (its deletion would cascade to them, their stored files unnamed).
+        return this.#batches(step, 'jobs', async (trx, limit) => {
+          const rows = await trx
+            .deleteFrom('jobs')
+            .where(
+              'id',
+              'in',
+              trx
+                .selectFrom('jobs')
+                .select('id')
+                .where('user_id', '=', user)
+                .orderBy(sql`parent_id is null`)
+                .limit(limit),
+            )
+            .returning('file_path')
+            .execute();
+          return { count: rows.length, files: storedJobFiles(rows) };
         });
       case 'idempotency-keys': {
         // Their stored answers hold the user's data (shared/idempotency/key.ts names the scope).
@@ -444,6 +465,7 @@ class DeletionRun {
             .where('user_id', '=', user)
             .returning(['id', 'file_path'])
             .execute();
+          const jobs = await trx.deleteFrom('jobs').where('user_id', '=', user).returning('file_path').execute();
           const activities = await trx.deleteFrom('activities').where('user_id', '=', user).returning('id').execute();
           await trx.deleteFrom('tracking_users').where('id', '=', user).execute();
           return {
@@ -451,12 +473,14 @@ class DeletionRun {
               tracking_user: 1,
               uploads: uploads.length,
               exports: exports.length,
+              jobs: jobs.length,
               activities: activities.length,
             },
             files: [
               ...uploads.map((r) => r.path),
               ...exports.map((r) => r.file_path ?? exportStoragePath(r.id)),
               ...activities.map((r) => thumbnailsFolder(r.id)),
+              ...storedJobFiles(jobs),
             ],
           };
         });

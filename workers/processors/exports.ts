@@ -3,6 +3,7 @@ import type { Config } from '../../shared/config.ts';
 import { activityFields } from '../../shared/tracking/activities/fields.ts';
 import { type CleanupResult, cleanupExports } from '../../shared/tracking/exports/cleanup.ts';
 import { buildExport, type ExportJobOutcome, markExportFailed } from '../../shared/tracking/exports/job.ts';
+import { sweepOrphanJobFiles } from '../../shared/tracking/jobs/job-files-sweep.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
 import { upsertSchedule } from './schedule.ts';
 
@@ -40,14 +41,16 @@ export async function userExport(
   }
 }
 
-/** Deletes expired exports and their files, fails stale ones (job `cleanup-expired`). */
+/** Deletes expired exports and their files, fails stale ones, sweeps orphan import files (job `cleanup-expired`). */
 export async function cleanupExpiredExports(
   job: TypedJob<'exports', 'cleanup-expired'>,
   { config, db, logger }: JobDeps,
-): Promise<CleanupResult> {
+): Promise<CleanupResult & { orphanImportFiles: number }> {
   const result = await cleanupExports(db, config.STORAGE_DIR, config.EXPORT_TTL_S);
-  logger.info({ requestedBy: job.data.requestedBy, ...result }, 'exports cleaned up');
-  return result;
+  // The imports' stored files have the same life: swept with them.
+  const orphanImportFiles = await sweepOrphanJobFiles(db, config.STORAGE_DIR);
+  logger.info({ requestedBy: job.data.requestedBy, ...result, orphanImportFiles }, 'exports cleaned up');
+  return { ...result, orphanImportFiles };
 }
 
 /**

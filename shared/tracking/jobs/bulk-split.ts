@@ -4,6 +4,7 @@ import type { MarkDone } from '../../queue/outbox.ts';
 import { type BulkMember, bulkContents, bulkMember } from '../imports/bulk-members.ts';
 import { ZIP_LIMITS, type ZipLimits, ZipRefusal } from '../imports/zip-limits.ts';
 import { inspectZip, type ZipMemberInfo } from '../imports/zip-reader.ts';
+import { notClaimed } from './import-job.ts';
 import type { ImportParams } from './import-params.ts';
 import { finishBulkImport, importEnded, importFileQueued } from './job-effects.ts';
 import { jobFileOnDisk, jobFilePath, removeJobFile, writeJobFile } from './job-files.ts';
@@ -66,7 +67,7 @@ export async function runBulkSplit(
   options: BulkSplitOptions,
 ): Promise<BulkSplitOutcome> {
   const parent = await claimJob(db, userId, jobId);
-  if (!parent) return { status: 'skipped', jobId, reason: 'not pending (cancelled, or ended by an earlier run)' };
+  if (!parent) return { status: 'skipped', jobId, reason: await notClaimed(db, options.storageDir, { jobId, userId }) };
   if (parent.total !== null) return { status: 'skipped', jobId, reason: 'already split' };
   if (!parent.file_path) throw new Error(`bulk import ${jobId} has no file`);
   const limits = options.limits ?? ZIP_LIMITS;

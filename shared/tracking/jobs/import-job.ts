@@ -62,23 +62,32 @@ async function ownActivity(db: Db, row: JobRow, error: unknown): Promise<string 
   return found?.id;
 }
 
+/**
+ * Why a job's worker found nothing to claim; a job cancelled before it started leaves its stored
+ * file to its worker, removed here.
+ */
+export async function notClaimed(
+  db: Db,
+  storageDir: string,
+  { jobId, userId }: { jobId: string; userId: string },
+): Promise<string> {
+  const gone = await db
+    .selectFrom('jobs')
+    .select(['state', 'file_path'])
+    .where('id', '=', jobId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (gone?.state === 'cancelled') await removeJobFile(storageDir, gone.file_path);
+  return gone ? `job ${gone.state}` : 'job deleted';
+}
+
 export async function runImportJob(
   db: Db,
   { jobId, userId }: { jobId: string; userId: string },
   options: ImportJobOptions,
 ): Promise<ImportJobOutcome> {
   const row = await claimJob(db, userId, jobId);
-  if (!row) {
-    // Cancelled before it started (or ended by an earlier run): its file is not needed any more.
-    const gone = await db
-      .selectFrom('jobs')
-      .select(['state', 'file_path'])
-      .where('id', '=', jobId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    if (gone?.state === 'cancelled') await removeJobFile(options.storageDir, gone.file_path);
-    return { status: 'skipped', jobId, reason: gone ? `job ${gone.state}` : 'job deleted' };
-  }
+  if (!row) return { status: 'skipped', jobId, reason: await notClaimed(db, options.storageDir, { jobId, userId }) };
   if (!row.file_path) throw new Error(`job ${jobId} has no file`);
   const bytes = await readJobFile(options.storageDir, row.file_path);
   const fields = importFields(row.params, row.parent_id !== null);

@@ -65,3 +65,7 @@ export const jobFileOnDisk = (storageDir: string, relative: string) => absolute(
 export async function removeJobFile(storageDir: string, relative: string | null): Promise<void> {
   if (relative) await rm(absolute(storageDir, relative), { force: true });
 }
+
+/** The stored files of job rows (those still holding one: a job that has not ended). */
+export const storedJobFiles = (rows: { file_path: string | null }[]) =>
+  rows.flatMap((r) => (r.file_path === null ? [] : [r.file_path]));
