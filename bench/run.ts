@@ -13,6 +13,7 @@ const BENCHMARKS: Record<string, () => Promise<{ failed: boolean }>> = {
   'tracking-records': async () => (await import('./tracking-records.ts')).run(),
   'tracking-sumups': async () => (await import('./tracking-sumups.ts')).run(),
   'tracking-progress': async () => (await import('./tracking-progress.ts')).run(),
+  'tracking-bulk-import': async () => (await import('./tracking-bulk-import.ts')).run(),
   'tracking-streams': async () => (await import('./tracking-streams.ts')).run(),
   'slow-clients': async () => (await import('./slow-clients.ts')).run(),
   webhooks: async () => (await import('./webhooks.ts')).run(),
