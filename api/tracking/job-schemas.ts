@@ -39,12 +39,12 @@ export const jobSchema = z
     fileName: z.string().nullable().meta({ description: "a bulk import's file: its path in the zip" }),
     progress: z.object({ total: z.number().int(), done: z.number().int(), failed: z.number().int() }).nullable().meta({
       description:
-        'a bulk import: its files (`total`), those imported (`done`) and those that ended without an activity (`failed`: refused, skipped or cancelled); a recompute: its activities',
+        'a bulk import: its files (`total`), those imported (`done`) and those that ended without an activity (`failed`: refused, skipped or cancelled); a batch job (staff): the activities in scope (users for `statistics_rebuild`), those whose work is done and those whose job failed for good, updated while it runs',
     }),
-    result: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .meta({ description: 'an import: `format`, `sportSource`, `warnings`; a bulk import: what it did at its end' }),
+    result: z.record(z.string(), z.unknown()).nullable().meta({
+      description:
+        'an import: `format`, `sportSource`, `warnings`; a bulk import: what it did at its end; a batch job: what it enqueued',
+    }),
     error: z
       .object({
         status: z.number().int().meta({ description: 'the status the synchronous path answers for the same refusal' }),
