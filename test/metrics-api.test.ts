@@ -19,6 +19,8 @@ const processors = {
     },
     'sumups-rebuild': async () => null,
     'challenge-refresh': async () => null,
+    'records-recompute-job': async () => null,
+    'statistics-rebuild-job': async () => null,
   },
 } as unknown as Partial<Processors>;
 const workers = await startWorkers(

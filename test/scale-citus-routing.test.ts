@@ -425,6 +425,17 @@ async function scenario(): Promise<TrackingTestUser> {
 
 /** What operators and the scheduled jobs run: records:recompute, cleanups, derived:rebuild's backfills, a deletion. */
 async function operatorRuns(u: TrackingTestUser): Promise<void> {
+  // The same runs as staff jobs (POST /v2/jobs), followed by their workers to their end.
+  const staff = await api.user(['staff']);
+  for (const type of ['records_recompute', 'statistics_rebuild', 'thumbnails_rebuild']) {
+    const started = await ok(
+      api.call('POST', '/jobs', staff, { body: { type, params: { user: u.ldid, sport: [121] } } }),
+      202,
+    );
+    await drained();
+    const ended = await ok(api.call('GET', `/jobs/${started.id}`, staff), 200);
+    if (ended.state !== 'done') throw new Error(`the ${type} job ended ${ended.state}: ${JSON.stringify(ended.error)}`);
+  }
   const scope = { userId: u.ldid };
   const summary = await enqueueRecompute(db, { scope, settings: DEFAULT_RECORDS_SETTINGS, force: true });
   await enqueueRecompute(db, { scope: { all: true }, settings: DEFAULT_RECORDS_SETTINGS, force: false });

@@ -26,8 +26,14 @@ const noop: Processors = {
     'recompute-activity': async () => null,
     'sumups-rebuild': async () => null,
     'challenge-refresh': async () => null,
+    'records-recompute-job': async () => null,
+    'statistics-rebuild-job': async () => null,
   },
-  thumbnails: { 'activity-thumbnail': async () => null, 'activity-track-thumbnail': async () => null },
+  thumbnails: {
+    'activity-thumbnail': async () => null,
+    'activity-track-thumbnail': async () => null,
+    'thumbnails-rebuild-job': async () => null,
+  },
   recommendations: { 'compute-all': async () => null },
   exports: { 'user-export': async () => null, 'cleanup-expired': async () => null },
   maintenance: {
@@ -101,7 +107,7 @@ test('a job name the queue does not have is a clear error, even one named like a
   const run = dispatch('thumbnails', noop.thumbnails, deps);
   for (const name of ['render', 'constructor'])
     await t.throwsAsync(() => run({ name, data: {} } as Job), {
-      message: `queue thumbnails has no job "${name}" (its jobs: activity-thumbnail, activity-track-thumbnail)`,
+      message: `queue thumbnails has no job "${name}" (its jobs: activity-thumbnail, activity-track-thumbnail, thumbnails-rebuild-job)`,
     });
   t.is(await run({ name: 'activity-thumbnail', data: {} } as Job), null);
 });
@@ -125,6 +131,7 @@ test('an outbox row becomes a processed job; SIGTERM-style close lets the active
         return 'done';
       },
       'activity-track-thumbnail': noop.thumbnails['activity-track-thumbnail'],
+      'thumbnails-rebuild-job': noop.thumbnails['thumbnails-rebuild-job'],
     },
     recommendations: noop.recommendations,
     exports: noop.exports,

@@ -1,4 +1,4 @@
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import { ConfigError } from '../shared/config.ts';
 import { runWithRequestContext } from '../shared/observability/request-context.ts';
 import { tracing } from '../shared/observability/tracing.ts';
@@ -89,7 +89,9 @@ export function dispatch<Q extends JobQueue>(
     try {
       return await (meta === undefined ? run() : runWithRequestContext(meta, run));
     } catch (error) {
-      metrics?.jobFinished(queue, job.name, 'failed', (performance.now() - started) / 1000);
+      // A job that moved itself back to `delayed` (a batch job waiting for its work) did not fail.
+      if (!(error instanceof DelayedError))
+        metrics?.jobFinished(queue, job.name, 'failed', (performance.now() - started) / 1000);
       throw error;
     }
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { JOB_STATES, JOB_TYPES } from '../../shared/db/schema/jobs.ts';
+import { BATCH_JOB_TYPES } from '../../shared/tracking/jobs/batch-params.ts';
 import type { JobRow } from '../../shared/tracking/jobs/job-fields.ts';
 import { jobFields } from '../../shared/tracking/jobs/job-fields.ts';
 import { JOBS_PATH } from '../../shared/tracking/jobs/job-store.ts';
@@ -38,12 +39,12 @@ export const jobSchema = z
     fileName: z.string().nullable().meta({ description: "a bulk import's file: its path in the zip" }),
     progress: z.object({ total: z.number().int(), done: z.number().int(), failed: z.number().int() }).nullable().meta({
       description:
-        'a bulk import: its files (`total`), those imported (`done`) and those that ended without an activity (`failed`: refused, skipped or cancelled); a recompute: its activities',
+        'a bulk import: its files (`total`), those imported (`done`) and those that ended without an activity (`failed`: refused, skipped or cancelled); a batch job (staff): the activities in scope (users for `statistics_rebuild`), those whose work is done and those whose job failed for good, updated while it runs',
     }),
-    result: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .meta({ description: 'an import: `format`, `sportSource`, `warnings`; a bulk import: what it did at its end' }),
+    result: z.record(z.string(), z.unknown()).nullable().meta({
+      description:
+        'an import: `format`, `sportSource`, `warnings`; a bulk import: what it did at its end; a batch job: what it enqueued',
+    }),
     error: z
       .object({
         status: z.number().int().meta({ description: 'the status the synchronous path answers for the same refusal' }),
@@ -75,3 +76,31 @@ const READ_ONLY = Object.keys(jobSchema.shape).filter((k) => k !== 'state');
 
 /** PUT: `state: cancelled` is the one change a job takes. */
 export const jobUpdateBody = writeBody('Job', { state: z.string().optional() }, READ_ONLY);
+
+const sportId = z.union([z.string().max(200), z.number().int()]);
+
+/**
+ * POST (staff): a batch job and its scope, the options of `npm run records:recompute`
+ * (shared/tracking/jobs/batch-params.ts reads them as the command does).
+ */
+export const jobCreateBody = z.strictObject({
+  type: z.enum(BATCH_JOB_TYPES).meta({
+    description:
+      '`records_recompute` (best efforts and records), `statistics_rebuild` (statistics by period, gear totals, challenges) or `thumbnails_rebuild` (the thumbnails missing from storage); imports are started by POST /v2/activities',
+  }),
+  params: z
+    .strictObject({
+      user: z.string().max(200).optional().meta({ description: "one tracking user (the account's ldid)" }),
+      all: z.boolean().optional().meta({ description: 'every user (give `user` or `all`)' }),
+      sport: z
+        .union([sportId, z.array(sportId).max(100)])
+        .optional()
+        .meta({ description: 'only these sports: ids, `121,126` or IRIs', example: [121, 126] }),
+      since: z.string().max(64).optional().meta({
+        description: 'activities starting at or after: `YYYY-MM-DD` (midnight UTC) or an ISO 8601 instant',
+        example: '2024-01-01',
+      }),
+      until: z.string().max(64).optional().meta({ description: 'activities starting before', example: '2025-01-01' }),
+    })
+    .meta({ example: { user: '3f2c9b6a0d1e4f5a8b7c6d5e4f3a2b1c', sport: [121] } }),
+});

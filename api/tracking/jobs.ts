@@ -1,15 +1,17 @@
+import { startBatchJob } from '../../shared/tracking/jobs/batch-start.ts';
 import { cancelJob } from '../../shared/tracking/jobs/job-cancel.ts';
 import type { JobRow } from '../../shared/tracking/jobs/job-fields.ts';
 import { findJob, JOBS_PATH, listJobs } from '../../shared/tracking/jobs/job-store.ts';
 import type { AppContext } from '../context.ts';
 import { Answer } from '../http/answer.ts';
+import { hasRole } from '../http/auth.ts';
 import { unprocessable } from '../http/errors.ts';
 import { hydraSerializer } from '../http/formats/hydra.ts';
 import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { idParams } from './activity-schemas.ts';
 import { trackingCallerOf } from './identity.ts';
-import { jobListQuery, jobSchema, jobUpdateBody, jobView } from './job-schemas.ts';
+import { jobCreateBody, jobListQuery, jobSchema, jobUpdateBody, jobView } from './job-schemas.ts';
 import { dateFilterOf, listFilterOf } from './schemas.ts';
 
 /**
@@ -73,6 +75,24 @@ export function jobsResource(router: ApiRouter, app: AppContext): void {
         );
         return { ...found, page: query.page, limit: query.limit };
       },
+    })
+    .action({
+      method: 'post',
+      path: '',
+      on: 'collection',
+      summary: 'Start a batch recompute (staff only): records, statistics or thumbnails of one user or all',
+      description:
+        'Body `{"type": "records_recompute" | "statistics_rebuild" | "thumbnails_rebuild", "params": {"user": "<ldid>" | "all": true, "sport": [121], "since": "2024-01-01", "until": "2025-01-01"}}`: the options of `npm run records:recompute`. Answers 202 with the Job (`Location` names it), owned by the caller: the workers enqueue the work of the scope, then the job stays `running` with its `progress` until that work is done. A caller without the staff role (and the `admin` scope) gets 403; bad params a 422 naming `params.<option>`. See docs/tracking-records.md, "Recomputing".',
+      body: jobCreateBody,
+      status: 202,
+      response: serializer.itemSchema(jobSchema),
+      idempotent: true,
+      errors: { 403: 'Not a staff account' },
+      handler: async ({ body, caller, principal }) =>
+        jobAccepted(
+          app,
+          await startBatchJob(db, { userId: caller.id, staff: hasRole(principal, 'staff') }, body.type, body.params),
+        ),
     })
     .get({
       summary: 'One job of the caller: its state, progress, result or error',

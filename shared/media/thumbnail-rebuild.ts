@@ -4,6 +4,8 @@ import type { Db } from '../db/database.ts';
 import { job } from '../queue/jobs.ts';
 import { enqueueInTransaction } from '../queue/outbox.ts';
 import { trackThumbnailJob } from '../tracking/activities/thumbnail-job.ts';
+import { activitiesInScope } from '../tracking/records/recompute-requests.ts';
+import { hasFilters, type RecomputeScope } from '../tracking/records/recompute-scope.ts';
 import { generatedThumbnailPath } from '../tracking/thumbnail/activity-thumbnail.ts';
 import { resolveStoragePath } from './storage.ts';
 
@@ -20,6 +22,11 @@ export interface ThumbnailRebuildOptions {
   force: boolean;
   /** Compact time of the request, in the job ids: the jobs that drew them first may still be completed in Redis. */
   requestedAt: string;
+  /**
+   * Only the tracking activities of this scope (a `thumbnails_rebuild` job's); the place pictures
+   * only when it is every user's, unfiltered. Absent: everything.
+   */
+  scope?: RecomputeScope;
   pageSize?: number;
 }
 
@@ -44,7 +51,7 @@ async function stored(storageDir: string, relative: string | null | undefined): 
 export async function enqueueThumbnailRebuild(
   db: Db,
   storageDir: string,
-  { force, requestedAt, pageSize = 500 }: ThumbnailRebuildOptions,
+  { force, requestedAt, scope = { all: true }, pageSize = 500 }: ThumbnailRebuildOptions,
 ): Promise<ThumbnailRebuildSummary> {
   const summary: ThumbnailRebuildSummary = {
     activities: { total: 0, enqueued: 0, present: 0, userSet: 0 },
@@ -53,11 +60,10 @@ export async function enqueueThumbnailRebuild(
 
   let afterActivity = '';
   for (;;) {
-    const page = await db
-      .selectFrom('activities')
-      .select(['id', 'version', 'thumbnail'])
-      .where('id', '>', afterActivity)
-      .orderBy('id')
+    const page = await activitiesInScope(db, scope)
+      .select(['a.id', 'a.version', 'a.thumbnail'])
+      .where('a.id', '>', afterActivity)
+      .orderBy('a.id')
       .limit(pageSize)
       .execute();
     if (page.length === 0) break;
@@ -77,6 +83,8 @@ export async function enqueueThumbnailRebuild(
     afterActivity = page.at(-1)?.id ?? afterActivity;
   }
 
+  // Place pictures belong to no tracking user or sport.
+  if ('userId' in scope || hasFilters(scope)) return summary;
   let afterPicture = 0;
   for (;;) {
     const page = await db

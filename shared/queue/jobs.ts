@@ -8,7 +8,7 @@ export type ThumbnailJobPayload = {
   activityId: number;
   /** The original the thumbnail is made from; the job is skipped if the activity moved on. */
   imagePath: string;
-  /** When `npm run derived:rebuild` asked (compact time, also in the job id), else absent. */
+  /** When `npm run derived:rebuild` or a `thumbnails_rebuild` job asked (compact time, also in the job id), else absent. */
   requestedAt?: string;
 };
 
@@ -20,7 +20,7 @@ export type TrackThumbnailJobPayload = {
   activityId: string;
   /** The activity's version after the change (the job always draws the activity as it is then). */
   version: number;
-  /** When `npm run derived:rebuild` asked (compact time, also in the job id), else absent. */
+  /** When `npm run derived:rebuild` or a `thumbnails_rebuild` job asked (compact time, also in the job id), else absent. */
   requestedAt?: string;
 };
 
@@ -66,7 +66,10 @@ export type RecordsRecomputeJobPayload = {
  */
 export type SumupsRebuildJobPayload = {
   userId: string;
-  /** When it was asked (compact ISO time, also in the job id): each request its own job. */
+  /**
+   * When it was asked (compact ISO time, also in the job id; a `statistics_rebuild` job's also
+   * carries the job's id): each request its own job.
+   */
   requestedAt: string;
 };
 
@@ -148,6 +151,18 @@ export type ImportFileJobPayload = {
 export type BulkSplitJobPayload = ImportFileJobPayload;
 
 /**
+ * Runs a batch job staff started with POST /v2/jobs (docs/tracking-records.md, "Recomputing"):
+ * enqueues the work of its scope, then comes back (delayed) until that work is done. Written with
+ * the job's row; queue `records` for `records_recompute` and `statistics_rebuild`, `thumbnails`
+ * for `thumbnails_rebuild`.
+ */
+export type BatchJobPayload = {
+  jobId: string;
+  /** The job's owner (the staff member who started it): every statement on its row is pinned by it. */
+  userId: string;
+};
+
+/**
  * Fails to compile if a key is not a planned queue (config QUEUE_NAMES) or a payload is not plain
  * JSON. Declare payloads with `type`, not `interface` (an interface has no index signature).
  */
@@ -170,8 +185,14 @@ export type JobPayloads = Checked<{
     'recompute-activity': RecordsRecomputeJobPayload;
     'sumups-rebuild': SumupsRebuildJobPayload;
     'challenge-refresh': ChallengeRefreshJobPayload;
+    'records-recompute-job': BatchJobPayload;
+    'statistics-rebuild-job': BatchJobPayload;
   };
-  thumbnails: { 'activity-thumbnail': ThumbnailJobPayload; 'activity-track-thumbnail': TrackThumbnailJobPayload };
+  thumbnails: {
+    'activity-thumbnail': ThumbnailJobPayload;
+    'activity-track-thumbnail': TrackThumbnailJobPayload;
+    'thumbnails-rebuild-job': BatchJobPayload;
+  };
   recommendations: { 'compute-all': RecommendationsJobPayload };
   exports: { 'user-export': UserExportJobPayload; 'cleanup-expired': ExportsCleanupJobPayload };
   maintenance: {
@@ -207,6 +228,9 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
       `sumups-rebuild-${userId.replace(/[^A-Za-z0-9_-]/g, '_')}-${requestedAt.replace(/[^A-Za-z0-9_-]/g, '_')}`,
     // One job per challenge version: a change relayed twice makes one job, each new change its own.
     'challenge-refresh': ({ challengeId, version }) => `challenge-refresh-${challengeId}-v${version}`,
+    // One job per job row (its id is written once); it delays itself while its work runs.
+    'records-recompute-job': ({ jobId }) => `records-recompute-job-${jobId}`,
+    'statistics-rebuild-job': ({ jobId }) => `statistics-rebuild-job-${jobId}`,
   },
   thumbnails: {
     // One job per stored original (a new upload has a new path, hence its own job); a rebuild's
@@ -216,6 +240,8 @@ const JOB_IDS: { [Q in JobQueue]: { [N in JobName<Q>]: (payload: JobPayload<Q, N
     // One job per tracking activity version (a change relayed twice makes one job), and per rebuild.
     'activity-track-thumbnail': ({ activityId, version, requestedAt }) =>
       `track-thumb-${activityId.replace(/[^A-Za-z0-9_-]/g, '_')}-v${version}${requestedAt === undefined ? '' : `-${requestedAt}`}`,
+    // One job per job row (its id is written once); it delays itself while its work runs.
+    'thumbnails-rebuild-job': ({ jobId }) => `thumbnails-rebuild-job-${jobId}`,
   },
   recommendations: {
     // One job per request (the computation replaces everything, so a duplicate only costs time).

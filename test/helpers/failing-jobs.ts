@@ -31,6 +31,7 @@ export class FailingThumbnails {
         return null;
       },
       'activity-track-thumbnail': async () => null,
+      'thumbnails-rebuild-job': async () => null,
     },
   };
 }

@@ -6,6 +6,7 @@ import {
 import { recordsSettings } from '../../shared/tracking/records/settings.ts';
 import { updateActivityRecords } from '../../shared/tracking/records/update-records.ts';
 import { rebuildSumupsJob, sumupsAlongRecords } from '../../shared/tracking/sumups/records-step.ts';
+import { batchJobStep } from '../batch-job-step.ts';
 import type { QueueProcessor } from '../processor.ts';
 
 /**
@@ -50,4 +51,7 @@ export const recordsProcessor: QueueProcessor<'records'> = {
   'sumups-rebuild': async (job, { db, markDone }) =>
     rebuildSumupsJob(db, job.data.userId, rebuildProgressBefore(job.data.userId, markDone)),
   'challenge-refresh': async (job, { db, markDone }) => refreshChallengeJob(db, job.data, markDone),
+  // Batch jobs staff started (POST /v2/jobs): enqueue the work, then follow it until done.
+  'records-recompute-job': batchJobStep,
+  'statistics-rebuild-job': batchJobStep,
 };

@@ -3,6 +3,7 @@ import {
   drawActivityThumbnail,
   type TrackThumbnailOutcome,
 } from '../../shared/tracking/thumbnail/activity-thumbnail.ts';
+import { batchJobStep } from '../batch-job-step.ts';
 import type { JobDeps, QueueProcessor, TypedJob } from '../processor.ts';
 
 /**
@@ -31,8 +32,12 @@ export async function trackingActivityThumbnail(
   return outcome;
 }
 
-/** Queue `thumbnails`. */
+/**
+ * Queue `thumbnails`. A `thumbnails_rebuild` batch job (POST /v2/jobs) runs here, beside the
+ * drawings it enqueues: a process that draws thumbnails also follows their rebuild.
+ */
 export const thumbnailsProcessor: QueueProcessor<'thumbnails'> = {
   'activity-thumbnail': renderActivityThumbnail,
   'activity-track-thumbnail': trackingActivityThumbnail,
+  'thumbnails-rebuild-job': batchJobStep,
 };

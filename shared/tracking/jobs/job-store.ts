@@ -124,6 +124,37 @@ export async function claimJob(db: Db, userId: string, id: string): Promise<JobR
     .executeTakeFirst();
 }
 
+/** What a running batch job found so far (its scope's size, what it enqueued, where its work stands). */
+export interface JobProgress {
+  total?: number;
+  result?: Record<string, unknown>;
+  done: number;
+  failed: number;
+}
+
+/** Stores a running job's progress; undefined when it is not running any more. */
+export async function recordJobProgress(
+  db: Executor,
+  userId: string,
+  id: string,
+  progress: JobProgress,
+): Promise<JobRow | undefined> {
+  return db
+    .updateTable('jobs')
+    .set({
+      ...(progress.total !== undefined ? { total: progress.total } : {}),
+      ...(progress.result !== undefined ? { result: JSON.stringify(progress.result) } : {}),
+      done_count: progress.done,
+      failed_count: progress.failed,
+      updated_at: sql<Date>`now()`,
+    })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('state', '=', 'running')
+    .returningAll()
+    .executeTakeFirst();
+}
+
 export interface JobEnd {
   state: 'done' | 'failed';
   activityId?: string | null;

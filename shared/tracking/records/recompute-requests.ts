@@ -177,3 +177,24 @@ export async function recomputeProgress(
   ]);
   return { pending: Number(pending.n), otherSettings: other?.settings ?? null };
 }
+
+/**
+ * The `recompute-activity` jobs of a run (its settings, written since it started, of its user when
+ * it has one) that failed for good: their activities stay pending, so a batch job waiting for
+ * `pending` to reach 0 ends once only these are left (outbox rows: no activity is read).
+ */
+export async function failedRecomputes(db: Db, scope: RecomputeScope, summary: RecomputeSummary): Promise<number> {
+  const userId = 'userId' in scope ? scope.userId : undefined;
+  const row = await db
+    .selectFrom('outbox')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('queue', '=', 'records')
+    .where('job_name', '=', 'recompute-activity')
+    .where('done_at', 'is', null)
+    .where('failed_at', 'is not', null)
+    .where('created_at', '>=', summary.startedAt)
+    .where(sql<string>`payload->>'settings'`, '=', summary.settings)
+    .$if(userId !== undefined, (q) => q.where(sql<string>`payload->>'userId'`, '=', userId as string))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
