@@ -114,7 +114,7 @@ test.serial(
     const [first, second, third, copy, photo] = children;
     t.like(copy, { error: { status: 409, activity: first?.activity } });
     t.like(photo, { error: { status: 415 } });
-    t.regex((photo?.error as Body).detail as string, /not a GPX, TCX or FIT file|not an activity/i);
+    t.regex(((photo?.error ?? {}) as Body).detail as string, /not a GPX, TCX or FIT file|not an activity/i);
     // The listing names and sports its files; a file it does not list keeps the request's sport.
     const activity = async (job: Body | undefined) =>
       (
@@ -142,7 +142,7 @@ test.serial(
       .where(
         'activity_id',
         'in',
-        [first, second, third].map((j) => (j?.activity as string).split('/').pop() as string),
+        [first, second, third].map((j) => String(j?.activity).split('/').pop() as string),
       )
       .executeTakeFirstOrThrow();
     t.is(Number(state.n), 3);
@@ -172,6 +172,21 @@ test.serial('a zip over a limit is refused whole, naming the limit; nothing is i
   t.like(refused, { state: 'failed', error: { status: 422 } });
   t.regex((refused.error as Body).detail as string, /path/);
   t.is((await api.call('GET', '/activities', u)).body['hydra:totalItems'], 0);
+
+  const empty = await ended(u, ((await post(u, await makeZip([]))).body as Body).id as string);
+  t.like(empty, { state: 'failed', error: { status: 422, detail: 'the zip holds no file' } });
+});
+
+test.serial('a listing that does not parse is reported; its files are still imported', async (t) => {
+  await startWorker();
+  const u = await api.user();
+  const zip = await makeZip([
+    { name: 'activities.csv', bytes: 'Filename,Activity Name\n"activities/1.gpx,Unclosed\n' },
+    { name: 'activities/1.gpx', bytes: run(14) },
+  ]);
+  const bulk = await ended(u, ((await post(u, zip)).body as Body).id as string);
+  t.like(bulk, { state: 'done', progress: { total: 1, done: 1, failed: 0 } });
+  t.regex((bulk.result as Body).listingProblem as string, /does not parse/);
 });
 
 test('bad input: not a zip or no body (415), another user’s bulk import (404)', async (t) => {
