@@ -4,7 +4,7 @@ import type { Db } from '../shared/db/database.ts';
 import type { ReadRouter } from '../shared/db/read-router.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import type { RedisClient } from '../shared/queue/connection.ts';
-import type { OutboxRelay } from '../shared/queue/outbox.ts';
+import type { OutboxRelay } from '../shared/queue/outbox-relay.ts';
 import type { QueueSet } from '../shared/queue/queues.ts';
 import type { TokenVerifier } from './http/auth.ts';
 import type { HydraRegistry } from './http/formats/hydra-classes.ts';

@@ -7,7 +7,7 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { releaseName } from '../shared/db/release.ts';
 import { createLogger, type Logger } from '../shared/observability/logger.ts';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
-import { OutboxRelay } from '../shared/queue/outbox.ts';
+import { OutboxRelay } from '../shared/queue/outbox-relay.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { redisDurability } from '../shared/queue/redis-durability.ts';
 import { listenAddress } from '../shared/runtime/listen-address.ts';

@@ -8,7 +8,7 @@ import { findApiKey } from '../shared/accounts/api-keys.ts';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { createRedis } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import { scheduleDeleteProblem } from '../shared/tracking/users/schedule-delete.ts';
 import { ACCOUNTS_PURGE_SCHEDULER_ID } from '../workers/processors/accounts-purge.ts';
 import { startWorkers } from '../workers/worker.ts';

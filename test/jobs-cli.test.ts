@@ -1,7 +1,7 @@
 import test from 'ava';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import type { Processors } from '../workers/processor.ts';
 import { startWorkers } from '../workers/worker.ts';

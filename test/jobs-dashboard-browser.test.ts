@@ -4,7 +4,7 @@ import path from 'node:path';
 import test from 'ava';
 import { accountsService } from '../api/accounts/index.ts';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import type { Processors } from '../workers/processor.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { startTestApi, testConfig } from './helpers/app.ts';

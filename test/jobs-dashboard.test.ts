@@ -3,7 +3,7 @@ import test from 'ava';
 import { accountsService } from '../api/accounts/index.ts';
 import { envSchema, QUEUE_NAMES } from '../shared/config.ts';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import type { Processors } from '../workers/processor.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { startTestApi, type TestApi, testConfig } from './helpers/app.ts';

@@ -2,7 +2,7 @@ import test from 'ava';
 import { UnrecoverableError } from 'bullmq';
 import { sql } from 'kysely';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import { JOB_STATES, QUEUE_NAMES } from '../shared/queue/queues.ts';
 import type { Processors } from '../workers/processor.ts';
 import { startWorkers } from '../workers/worker.ts';

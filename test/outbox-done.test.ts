@@ -3,14 +3,9 @@ import { Queue, Worker } from 'bullmq';
 import { sql } from 'kysely';
 import { createRedis, waitForReady } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
-import {
-  enqueueInTransaction,
-  outboxStats,
-  purgeOutbox,
-  reconcileOutboxBatch,
-  relayOutboxBatch,
-} from '../shared/queue/outbox.ts';
+import { outboxStats, purgeOutbox, reconcileOutboxBatch, relayOutboxBatch } from '../shared/queue/outbox.ts';
 import { bullJobId } from '../shared/queue/outbox-epoch.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import type { JobDeps, Processors } from '../workers/processor.ts';
 import { startWorkers } from '../workers/worker.ts';
@@ -67,6 +62,7 @@ test.serial('a row is done when its job completes, not when it is sent', async (
         return null;
       },
       'activity-track-thumbnail': async () => null,
+      'thumbnails-rebuild-job': async () => null,
     },
   } as unknown as Partial<Processors>;
   const workers = await startWorkers(
@@ -99,6 +95,7 @@ test.serial("a handler's done mark commits with its effect: rolled back together
           return null;
         }),
       'activity-track-thumbnail': async () => null,
+      'thumbnails-rebuild-job': async () => null,
     },
   } as unknown as Partial<Processors>;
   const workers = await startWorkers(

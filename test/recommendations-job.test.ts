@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { createRedis } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import { RECOMMENDATIONS_SCHEDULER_ID } from '../workers/processors/recommendations.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { testConfig } from './helpers/app.ts';

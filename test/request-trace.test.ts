@@ -3,7 +3,7 @@ import { createLogger } from '../shared/observability/logger.ts';
 import { validTraceparent } from '../shared/observability/request-context.ts';
 import { decodeJobMeta, encodeJobMeta } from '../shared/queue/job-meta.ts';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { startWorkers } from '../workers/worker.ts';
 import { testConfig } from './helpers/app.ts';

@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import { ConfigError, type QueueName } from '../shared/config.ts';
 import { createLogger } from '../shared/observability/logger.ts';
 import { job } from '../shared/queue/jobs.ts';
-import { enqueueInTransaction } from '../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
 import { checkProcessors, dispatch } from '../workers/dispatch.ts';
 import type { Processors, QueueProcessor } from '../workers/processor.ts';
 import { PROCESSORS } from '../workers/processors/index.ts';

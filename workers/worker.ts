@@ -8,8 +8,9 @@ import { runWithRequestContext } from '../shared/observability/request-context.t
 import { createRedis, queuePrefix, waitForReady } from '../shared/queue/connection.ts';
 import { decodeJobMeta } from '../shared/queue/job-meta.ts';
 import { hasJobs, JOB_QUEUES, type JobQueue } from '../shared/queue/jobs.ts';
-import { markOutboxFailed, OutboxRelay } from '../shared/queue/outbox.ts';
+import { markOutboxFailed } from '../shared/queue/outbox.ts';
 import { outboxJobId } from '../shared/queue/outbox-epoch.ts';
+import { OutboxRelay } from '../shared/queue/outbox-relay.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { redisDurability } from '../shared/queue/redis-durability.ts';
 import { checkProcessors, dispatch } from './dispatch.ts';

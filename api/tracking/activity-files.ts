@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import type { ActivityRow } from '../../shared/db/schema/tracking.ts';
 import { pacedStream } from '../../shared/runtime/paced-stream.ts';
 import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
 import type { DuplicatePolicy } from '../../shared/tracking/activities/duplicates.ts';
-import type { ActivityRow } from '../../shared/tracking/activities/store.ts';
 import { DEFAULT_IMPORT_SPORT_ID } from '../../shared/tracking/formats/file-sports.ts';
 import { gpxChunks } from '../../shared/tracking/formats/gpx-export.ts';
 import { ImportError } from '../../shared/tracking/formats/import-error.ts';

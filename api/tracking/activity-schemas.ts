@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
+import type { ActivityRow } from '../../shared/db/schema/tracking.ts';
 import { pacedStream } from '../../shared/runtime/paced-stream.ts';
 import { ACTIVITY_LIMITS } from '../../shared/tracking/activities/content.ts';
 import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
@@ -7,7 +8,6 @@ import { DUPLICATE_POLICIES } from '../../shared/tracking/activities/duplicates.
 import { activityFields } from '../../shared/tracking/activities/fields.ts';
 import { jsonWithStreamsChunks } from '../../shared/tracking/activities/json.ts';
 import { ACTIVITY_ORDERS } from '../../shared/tracking/activities/list.ts';
-import type { ActivityRow } from '../../shared/tracking/activities/store.ts';
 import { deviceReferenceId } from '../../shared/tracking/devices/reported.ts';
 import { MAX_EQUIPMENTS_PER_ACTIVITY } from '../../shared/tracking/gear/activity-gear.ts';
 import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';

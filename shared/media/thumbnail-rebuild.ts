@@ -2,7 +2,7 @@ import { access } from 'node:fs/promises';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { job } from '../queue/jobs.ts';
-import { enqueueInTransaction } from '../queue/outbox.ts';
+import { enqueueInTransaction } from '../queue/outbox-write.ts';
 import { trackThumbnailJob } from '../tracking/activities/thumbnail-job.ts';
 import { activitiesInScope } from '../tracking/records/recompute-requests.ts';
 import { hasFilters, type RecomputeScope } from '../tracking/records/recompute-scope.ts';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { job } from '../queue/jobs.ts';
-import { enqueueInTransaction } from '../queue/outbox.ts';
+import { enqueueInTransaction } from '../queue/outbox-write.ts';
 
 /** Where an activity picture is stored, relative to STORAGE_DIR. */
 export function activityImagePath(placeUuid: string, sportId: number, name: string, ext: string): string {

@@ -1,6 +1,7 @@
 import { DelayedError, type Queue } from 'bullmq';
 import type { Config } from '../../shared/config.ts';
-import { addJobsNow, enqueueInTransaction } from '../../shared/queue/outbox.ts';
+import { addJobsNow } from '../../shared/queue/outbox.ts';
+import { enqueueInTransaction } from '../../shared/queue/outbox-write.ts';
 import { purgeWebhookEvents } from '../../shared/tracking/webhooks/cleanup.ts';
 import { type DeliveryOutcome, deliverWebhook } from '../../shared/tracking/webhooks/deliver.ts';
 import { type AddJobs, type FanOutOutcome, fanOutEvent } from '../../shared/tracking/webhooks/fan-out.ts';

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { LocalizedNames } from './referentials.ts';
 
 type Json<T> = ColumnType<T, string, string>;
@@ -98,6 +98,9 @@ export interface ActivitiesTable extends Stamps {
   /** Ids of the user's gear the activity was done with (migration 0069). */
   equipment_ids: ColumnType<string[], string[] | undefined, string[]>;
 }
+
+/** An activity's row as read (every writer and reader of activities shares it). */
+export type ActivityRow = Selectable<ActivitiesTable>;
 
 export interface ActivityTracksTable {
   activity_id: string;

@@ -1,6 +1,6 @@
+import type { ActivityRow } from '../../db/schema/tracking.ts';
 import { formatDateTime } from '../dates.ts';
 import { iri, iriOrNull } from '../iri.ts';
-import type { ActivityRow } from './store.ts';
 
 /** The fields of an Activity node (without `@context`, `@id`, `@type`), in the spec's order. */
 export function activityFields(a: ActivityRow) {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { type DateBounds, type Found, type PageRequest, pageOf, whereDateBounds } from '../../db/paging.ts';
-import type { ActivityRow } from './store.ts';
+import type { ActivityRow } from '../../db/schema/tracking.ts';
 
 export const ACTIVITY_ORDERS = ['startdate', 'createdAt', 'updatedAt', 'duration', 'id'] as const;
 export type ActivityOrder = { prop: (typeof ACTIVITY_ORDERS)[number]; direction: 'asc' | 'desc' };

@@ -1,11 +1,11 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { type Found, type PageRequest, pageOf } from '../../db/paging.ts';
+import type { ActivityRow } from '../../db/schema/tracking.ts';
 import { invalid, notFoundError } from '../../errors.ts';
 import { iri } from '../iri.ts';
 import { recordDirection } from '../records/record-ways.ts';
 import { DATATYPE } from './data.ts';
-import type { ActivityRow } from './store.ts';
 
 /**
  * GET /v2/activities/{id}/similar/{datatype} (docs/tracking-activities.md, "Similar activities"):

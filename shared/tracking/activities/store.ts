@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { type Selectable, sql } from 'kysely';
+import { sql } from 'kysely';
 import { copyBinaryRows, literal } from '../../db/copy-binary.ts';
 import { type Db, poolOf } from '../../db/database.ts';
-import type { ActivitiesTable } from '../../db/schema/tracking.ts';
+import type { ActivityRow } from '../../db/schema/tracking.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction, outboxRows } from '../../queue/outbox.ts';
+import { enqueueInTransaction, outboxInsert } from '../../queue/outbox-write.ts';
 import { type ReportedDevice, resolveReportedDevice } from '../devices/reported.ts';
 import { equipmentProblems, newActivityGear } from '../gear/activity-gear.ts';
 import { iri } from '../iri.ts';
@@ -48,8 +48,6 @@ import { buryActivity } from './tombstones.ts';
  * one statement, an update or a delete in one transaction.
  */
 
-export type ActivityRow = Selectable<ActivitiesTable>;
-
 /** An activity as a create sends it (ids taken from their IRIs), its content already parsed. */
 export interface ActivityInput {
   /** The user the body names: it must be the caller. */
@@ -77,10 +75,11 @@ export interface ActivityInput {
   /** The caller's gear it was done with; undefined: the gear auto-assigned to its sport (gear/activity-gear.ts). */
   equipmentIds?: string[] | undefined;
   /**
-   * A file of a bulk import: no records or thumbnail job and no `activity_create` event now; the
-   * bulk import does them once for all its files (shared/tracking/jobs/bulk-finish.ts).
+   * A file of a bulk import: no `activity_create` event (the bulk import's one `import_done`
+   * stands for its files: shared/tracking/jobs/job-effects.ts). Its records and thumbnail jobs
+   * are written as for any activity: they work by deltas, as cheap in a bulk as alone.
    */
-  deferDerived?: boolean | undefined;
+  withoutEvent?: boolean | undefined;
 }
 
 /** What a PUT may change; absent members keep their value. */
@@ -118,11 +117,8 @@ function activityChanged(
   });
 }
 
-/**
- * The workers' jobs of a new activity: its records (with statistics, gear and challenges) and its
- * thumbnail. A bulk import's files get them at the bulk's end (shared/tracking/jobs/bulk-end.ts).
- */
-export const createdActivityJobs = (created: Pick<ActivityRow, 'id' | 'user_id' | 'sport_id' | 'version'>) => [
+/** The workers' jobs of a new activity: its records (with statistics, gear and challenges) and its thumbnail. */
+const createdActivityJobs = (created: Pick<ActivityRow, 'id' | 'user_id' | 'sport_id' | 'version'>) => [
   activityChanged(created, 'created', created.version),
   trackThumbnailJob(created),
 ];
@@ -179,10 +175,7 @@ async function insertActivity(
   // The id is known before the insert, so the jobs (which name it) are written by the same statement.
   const id = newActivityId();
   const created = { id, user_id: callerId, sport_id: content.sportId, version: FIRST_VERSION };
-  const jobs = outboxRows(input.deferDerived ? [] : createdActivityJobs(created)).map(
-    (j) =>
-      sql`(${j.queue}::text, ${j.job_name}::text, ${j.job_id}::text, ${j.payload}::jsonb, ${j.request_id}::text, ${j.traceparent}::text)`,
-  );
+  const jobs = outboxInsert(createdActivityJobs(created), 'a');
   const { datastream, track } = content;
   const derived = deriveActivityFields(content, input.userDeviceId);
   const ewkb = trackToEwkb(track);
@@ -242,15 +235,7 @@ async function insertActivity(
       select a.id, v.datatype_id, v.samples, v.bytes from a, (values ${sql.join(preview)}) as v (datatype_id, samples, bytes)
     )`
         : sql``
-    }${
-      jobs.length > 0
-        ? sql`, o as (
-      insert into outbox (queue, job_name, job_id, payload, request_id, traceparent)
-      select j.queue, j.job_name, j.job_id, j.payload, j.request_id, j.traceparent
-      from a, (values ${sql.join(jobs)}) as j (queue, job_name, job_id, payload, request_id, traceparent)
-    )`
-        : sql``
-    }
+    }${jobs ? sql`, o as (${jobs})` : sql``}
     select * from a`.execute(db);
   return result.rows[0];
 }
@@ -310,7 +295,7 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
     // With its webhook event (shared/tracking/webhooks/events.ts), in one transaction.
     const row = await db.transaction().execute(async (trx) => {
       const inserted = await insertActivity(trx, callerId, stored, probe, moving);
-      if (inserted && !input.deferDerived) await emitActivityEvent(trx, 'activity_create', inserted);
+      if (inserted && !input.withoutEvent) await emitActivityEvent(trx, 'activity_create', inserted);
       return inserted;
     });
     if (row) return row;

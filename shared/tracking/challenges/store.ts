@@ -5,7 +5,7 @@ import type { Database } from '../../db/schema/index.ts';
 import type { UserChallengesTable } from '../../db/schema/progress.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { sportExists } from '../activities/references.ts';
 import { iri } from '../iri.ts';
 import { countOwned, lockOwnedCollection } from '../progress/owned.ts';

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
+import type { ActivityRow } from '../../db/schema/tracking.ts';
 import type { ActivityContent } from '../activities/data.ts';
-import type { ActivityRow } from '../activities/store.ts';
 import { gpxChunks } from '../formats/gpx-export.ts';
 import { ZipArchive } from './zip-archive.ts';
 

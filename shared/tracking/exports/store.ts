@@ -9,7 +9,7 @@ import type { Database } from '../../db/schema/index.ts';
 import { conflictError, notFoundError } from '../../errors.ts';
 import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { TRACKING_PREFIX } from '../iri.ts';
 
 /**

@@ -1,8 +1,9 @@
 import type { Db } from '../../db/database.ts';
+import type { ActivityRow } from '../../db/schema/tracking.ts';
 import { ACTIVITY_LIMITS, contentLimitProblems } from '../activities/content.ts';
 import type { ActivityContent } from '../activities/data.ts';
 import { type DuplicatePolicy, fileSha256 } from '../activities/duplicates.ts';
-import { type ActivityRow, createActivity } from '../activities/store.ts';
+import { createActivity } from '../activities/store.ts';
 import { ImportError } from '../formats/import-error.ts';
 import type { ActivityFileFormat, ImportedActivity } from '../formats/import-options.ts';
 import type { ActivityImportPool } from './pool.ts';
@@ -30,8 +31,8 @@ export interface FileImportFields {
   connectorId?: number | undefined;
   /** A duplicate of a stored activity (duplicates.ts) is refused unless this is `keep`. */
   duplicates?: DuplicatePolicy | undefined;
-  /** A file of a bulk import: its records, thumbnail and event come with the bulk's end (store.ts). */
-  deferDerived?: boolean | undefined;
+  /** A file of a bulk import: no `activity_create` event of its own (store.ts). */
+  withoutEvent?: boolean | undefined;
 }
 
 export interface ImportedActivityRow {
@@ -93,7 +94,7 @@ export async function importActivity(
     content,
     fileSha256: sha256,
     duplicates: fields.duplicates,
-    deferDerived: fields.deferDerived,
+    withoutEvent: fields.withoutEvent,
   });
   return { row, format: imported.format, sportSource: imported.sportSource, warnings: imported.warnings, threadId };
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { type FieldError, forbiddenError, invalid } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { unknownSportIds } from '../activities/references.ts';
 import { type BatchJobType, type BatchParamsInput, parseBatchParams } from './batch-params.ts';
 import type { JobRow } from './job-fields.ts';

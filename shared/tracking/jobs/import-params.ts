@@ -20,7 +20,7 @@ export function importParams(fields: FileImportFields): ImportParams {
   return params;
 }
 
-export function importFields(params: ImportParams, deferDerived: boolean): FileImportFields {
+export function importFields(params: ImportParams, inBulk: boolean): FileImportFields {
   return {
     sportId: params.sport === undefined ? undefined : Number(params.sport),
     name: params.name,
@@ -28,6 +28,6 @@ export function importFields(params: ImportParams, deferDerived: boolean): FileI
     userDeviceId: params.userDevice,
     connectorId: params.connector === undefined ? undefined : Number(params.connector),
     duplicates: params.duplicates as DuplicatePolicy | undefined,
-    deferDerived,
+    withoutEvent: inBulk,
   };
 }

@@ -1,8 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema/index.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox.ts';
-import { createdActivityJobs } from '../activities/store.ts';
+import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { emitImportEvent } from '../webhooks/import-event.ts';
 import type { JobRow } from './job-fields.ts';
 import { countChildEnd, endJob } from './job-store.ts';
@@ -40,25 +39,11 @@ export async function childEnded(trx: Executor, child: JobRow, outcome: 'done' |
 }
 
 /**
- * A bulk import whose every file ended: done, with its counts; the records (with statistics, gear
- * and challenges) and thumbnails of the activities it created enqueued together, as their own
- * creation would have; one `import_done` event for the whole instead of an `activity_create` per
- * file (docs/tracking-files.md, "Bulk import").
+ * A bulk import whose every file ended: done, with its counts, and one `import_done` event for the
+ * whole instead of an `activity_create` per file (docs/tracking-files.md, "Bulk import").
  */
 export async function finishBulkImport(trx: Executor, parent: JobRow): Promise<void> {
-  const created = await trx
-    .selectFrom('jobs as j')
-    .innerJoin('activities as a', (join) =>
-      join.onRef('a.id', '=', 'j.activity_id').onRef('a.user_id', '=', 'j.user_id'),
-    )
-    .select(['a.id', 'a.user_id', 'a.sport_id', 'a.version'])
-    .where('j.user_id', '=', parent.user_id)
-    .where('j.parent_id', '=', parent.id)
-    .where('j.state', '=', 'done')
-    .execute();
   const result = { ...parent.result, imported: parent.done_count, failed: parent.failed_count };
   const ended = await endJob(trx, parent.user_id, parent.id, { state: 'done', result });
-  if (!ended) return;
-  await enqueueInTransaction(trx, created.flatMap(createdActivityJobs));
-  await importEnded(trx, ended);
+  if (ended) await importEnded(trx, ended);
 }

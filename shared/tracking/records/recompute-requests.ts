@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import type { RecomputeScope } from './recompute-scope.ts';
 import { loadRecordWays } from './records-store.ts';
 import { type RecordsSettings, settingsFingerprint } from './settings.ts';

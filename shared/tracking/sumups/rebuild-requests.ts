@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { activitiesInScope, type RecomputeScope } from '../records/recompute-requests.ts';
 import { hasFilters } from '../records/recompute-scope.ts';
 

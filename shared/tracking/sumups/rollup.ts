@@ -11,7 +11,7 @@ import { DEFAULT_TIMEZONE, SUMUP_TYPES } from './periods.ts';
 
 type Executor = Kysely<Database>;
 
-interface ActivityRow extends SumupActivity {
+interface SumupActivityRow extends SumupActivity {
   id: string;
   userId: string;
   version: number;
@@ -22,7 +22,7 @@ interface ActivityRow extends SumupActivity {
  * Activities as the rollup reads them, with their user's zone and only their summaries of
  * cumulable datatypes (as decimal text, so the sums stay exact).
  */
-async function readActivities(db: Executor, where: RawBuilder<boolean>, tail = sql``): Promise<ActivityRow[]> {
+async function readActivities(db: Executor, where: RawBuilder<boolean>, tail = sql``): Promise<SumupActivityRow[]> {
   const { rows } = await sql<{
     id: string;
     user_id: string;
@@ -78,7 +78,7 @@ async function readState(db: Executor, activityId: string) {
   return { userId: row.user_id, version: row.version, contribution };
 }
 
-function stateRow(activity: ActivityRow, c: Contribution) {
+function stateRow(activity: SumupActivityRow, c: Contribution) {
   return {
     activity_id: activity.id,
     user_id: activity.userId,
@@ -204,10 +204,10 @@ export async function rebuildUserSumups(db: Executor, userId: string): Promise<{
   await db.deleteFrom('user_sumups').where('user_id', '=', userId).execute();
   await db.deleteFrom('activity_sumup_state').where('user_id', '=', userId).execute();
   let activities = 0;
-  let after: ActivityRow | undefined;
+  let after: SumupActivityRow | undefined;
   for (;;) {
     // Keyset pages over activities_user_startdate_idx.
-    const page: ActivityRow[] = await readActivities(
+    const page: SumupActivityRow[] = await readActivities(
       db,
       after
         ? sql`a.user_id = ${userId} and (a.startdate, a.id) > (${after.startdate}, ${after.id})`

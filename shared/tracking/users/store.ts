@@ -5,7 +5,7 @@ import type { Db } from '../../db/database.ts';
 import type { TrackingUsersTable } from '../../db/schema/tracking.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { isCountryCode } from '../../places/places.ts';
-import { enqueueInTransaction } from '../../queue/outbox.ts';
+import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { compactTime, sumupsRebuildJob } from '../sumups/rebuild-requests.ts';
 import { scheduleDeleteProblem } from './schedule-delete.ts';
 import { canonicalTimezone, timezoneProblem } from './timezone.ts';

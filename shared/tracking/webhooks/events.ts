@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema/index.ts';
+import type { ActivityRow } from '../../db/schema/tracking.ts';
 import { type Json, job } from '../../queue/jobs.ts';
-import { outboxRows } from '../../queue/outbox.ts';
+import { outboxInsert } from '../../queue/outbox-write.ts';
 import { activityFields } from '../activities/fields.ts';
-import type { ActivityRow } from '../activities/store.ts';
 import { iri, TRACKING_PREFIX } from '../iri.ts';
 
 /**
@@ -49,8 +49,7 @@ export interface TrackingEvent {
  */
 export async function emitTrackingEvent(trx: Kysely<Database>, event: TrackingEvent): Promise<boolean> {
   const id = `evt_${randomUUID().replaceAll('-', '')}`;
-  const [row] = outboxRows([job('webhooks', 'event', { eventId: id })]);
-  if (!row) return false;
+  const fanOut = outboxInsert([job('webhooks', 'event', { eventId: id })], 'e');
   const result = await sql`
     with e as (
       insert into webhook_events (id, user_id, type, subject, resource, data)
@@ -60,9 +59,7 @@ export async function emitTrackingEvent(trx: Kysely<Database>, event: TrackingEv
         where h.user_id = ${event.userId} and ${event.type} = any(h.events) and h.disabled_at is null)
       returning id
     )
-    insert into outbox (queue, job_name, job_id, payload, request_id, traceparent)
-    select ${row.queue}, ${row.job_name}, ${row.job_id}, ${row.payload}::jsonb, ${row.request_id}, ${row.traceparent}
-    from e`.execute(trx);
+    ${fanOut}`.execute(trx);
   return Number(result.numAffectedRows ?? 0) > 0;
 }
 
