@@ -6,8 +6,8 @@ import { iri, TRACKING_PREFIX } from '../iri.ts';
 /**
  * The members of the personal data export's JSON files that no API view has: a share as listed
  * there with its activity's IRI. Measures, records and devices use their views' own
- * (measure-fields.ts, record-fields.ts, device-fields.ts); the account's members come from the
- * accounts service's registration (shared/accounts/personal-data.ts).
+ * (measure-fields.ts, record-fields.ts, device-fields.ts); the account's members come from
+ * the accounts service's registration, in the `sections` of personal-data.ts.
  */
 
 /**
