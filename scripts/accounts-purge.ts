@@ -1,7 +1,7 @@
-import { purgeAccounts, runStartedDeletions, startAccountDeletion } from '../shared/accounts/account-purge.ts';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { parseOptions, runCli, usageError } from '../shared/runtime/cli.ts';
+import { purgeAccounts, runStartedDeletions, startAccountDeletion } from '../shared/services/account-deletion.ts';
 
 const USAGE = `usage: npm run accounts:purge [-- --account <account id or tracking user id>]
   (no option)   delete now every account whose scheduleDelete has come, and finish the

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { loadConfig } from '../shared/config.ts';
+import { loadConfig } from '../shared/services/config.ts';
 
 /**
  * Preflight of `npm start` (`start`: PostGIS) and `npm test` (`test`: PostGIS, Chromium for the

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { recordsFamiliesFileVariable } from './tracking/records/settings.ts';
 
 /** Every service the API process can mount; operators pick a subset with SERVICES. */
 export const SERVICE_NAMES = ['places', 'catalogue', 'partners', 'tracking', 'accounts'] as const;
@@ -150,8 +149,11 @@ export const envSchema = z.object({
     .int()
     .refine((n) => n === 0 || (n >= 60 && n <= 2_592_000), '0 (no schedule) or 60 to 2592000 seconds')
     .default(3600),
-  /** JSON file overriding the sport families of the distance records (docs/tracking-records.md). */
-  RECORDS_FAMILIES_FILE: recordsFamiliesFileVariable.optional(),
+  /**
+   * JSON file overriding the sport families of the distance records (docs/tracking-records.md);
+   * its content is checked by the tracking service's settings (ServiceSettings).
+   */
+  RECORDS_FAMILIES_FILE: z.string().min(1).optional(),
   /** Seconds a finished bulk export of activities stays downloadable before the cleanup deletes it. */
   EXPORT_TTL_S: z.coerce.number().int().min(60).max(2_592_000).default(86_400),
   /** Seconds a deleted activity's tombstone stays readable at /v2/deleted_activities (docs/tracking-sync.md). */
@@ -268,6 +270,13 @@ export interface Config extends Omit<Env, 'TRUST_PROXY' | 'PUBLIC_URL'> {
 
 export class ConfigError extends Error {}
 
+/**
+ * Checks a service adds to variables declared here (a ServiceRegistration's `settings`): each
+ * replaces the variable's schema, with the same value, so a bad file or value stops the start
+ * naming the variable. Every variable stays declared here, the one list the README follows.
+ */
+export type ServiceSettings = { [K in keyof Env]?: z.ZodType<Env[K], string | undefined> };
+
 function bytes(size: string): number {
   const m = /^(\d+)(b|kb|mb)?$/i.exec(size);
   const n = Number(m?.[1] ?? 0);
@@ -275,19 +284,23 @@ function bytes(size: string): number {
   return unit === 'mb' ? n * 1024 * 1024 : unit === 'kb' ? n * 1024 : n;
 }
 
-/** Reads and validates the environment; a bad value names the variable and stops the start. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Reads and validates the environment, with the services' checks `settings` (a process starts
+ * with those of shared/services/config.ts); a bad value names the variable and stops the start.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, settings: ServiceSettings = {}): Config {
   const raw: Record<string, string> = {};
   for (const key of Object.keys(envSchema.shape)) {
     const value = env[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
-  const parsed = envSchema.safeParse(raw);
+  const parsed = envSchema.extend(settings as z.ZodRawShape).safeParse(raw);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const e = parsed.data;
+  // The checks keep each variable's type (ServiceSettings).
+  const e = parsed.data as Env;
   // A server moved to another port keeps issuing links and tokens it can verify itself.
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT || 3000}`).replace(/\/$/, '');
   const origins = e.CORS_ORIGINS.split(',')

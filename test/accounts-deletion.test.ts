@@ -2,13 +2,17 @@ import { rm } from 'node:fs/promises';
 import test, { type ExecutionContext } from 'ava';
 import { Queue } from 'bullmq';
 import { sql } from 'kysely';
-import { runAccountDeletion } from '../shared/accounts/account-deletion.ts';
-import { purgeAccounts, runStartedDeletions, startAccountDeletion } from '../shared/accounts/account-purge.ts';
 import { findApiKey } from '../shared/accounts/api-keys.ts';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { createRedis } from '../shared/queue/connection.ts';
 import { job } from '../shared/queue/jobs.ts';
 import { enqueueInTransaction } from '../shared/queue/outbox-write.ts';
+import {
+  purgeAccounts,
+  runAccountDeletion,
+  runStartedDeletions,
+  startAccountDeletion,
+} from '../shared/services/account-deletion.ts';
 import { scheduleDeleteProblem } from '../shared/tracking/users/schedule-delete.ts';
 import { ACCOUNTS_PURGE_SCHEDULER_ID } from '../workers/processors/accounts-purge.ts';
 import { startWorkers } from '../workers/worker.ts';

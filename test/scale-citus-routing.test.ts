@@ -3,9 +3,9 @@ import path from 'node:path';
 import test from 'ava';
 import { sql } from 'kysely';
 import sharp from 'sharp';
-import { runStartedDeletions, startAccountDeletion, startDueDeletions } from '../shared/accounts/account-purge.ts';
 import { computeRecommendations } from '../shared/catalogue/recommendations-compute.ts';
 import { createLogger } from '../shared/observability/logger.ts';
+import { runStartedDeletions, startAccountDeletion, startDueDeletions } from '../shared/services/account-deletion.ts';
 import { channelFromBytes } from '../shared/tracking/activities/binary.ts';
 import { deadBandClimb, refreshComputedClimbs } from '../shared/tracking/activities/climb-store.ts';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
@@ -589,8 +589,10 @@ const UNROUTED: Record<string, string> = {
   // The deletion of an account: coordinator rows and the tracking user read together.
   'shared/accounts/account-purge.ts#startAccountDeletion':
     'reads the account (coordinator) with its tracking user (joined on account_id): two statements on Citus, the second by user id',
-  'shared/accounts/account-deletion.ts#run':
-    "deletes a user's rows in batches by id under a subquery pinned by user id (add user_id = the user to the outer delete), and checks what is left over coordinator tables and tracking_users (by account_id) in one statement (split it)",
+  'shared/tracking/account-deletion-steps.ts#run':
+    "deletes a user's rows in batches by id under a subquery pinned by user id (add user_id = the user to the outer delete)",
+  'shared/tracking/account-deletion-steps.ts#remains':
+    'the last check of the deletion looks for a tracking user by account_id (tracking_users is distributed by id): look it up by the user id',
 };
 
 /** Statement sites the scenario does not reach, with the reason (paths no request takes at will). */
@@ -637,7 +639,16 @@ function callerOf(locations: string[]): string {
 
 /** Where the statements are looked for (the scenario must reach every one). */
 const SCANNED = ['shared/tracking'];
-const SCANNED_FILES = ['shared/accounts/account-deletion.ts', 'shared/accounts/account-purge.ts'];
+const SCANNED_FILES = [
+  'shared/accounts/account-deletion.ts',
+  'shared/accounts/account-purge.ts',
+  // The other services' steps of the deletion, and the account's part of the personal data export.
+  'shared/accounts/account-deletion-steps.ts',
+  'shared/accounts/personal-data.ts',
+  'shared/idempotency/account-deletion-step.ts',
+  'shared/places/account-deletion-steps.ts',
+  'shared/partners/account-deletion-steps.ts',
+];
 
 test.serial('every tracking statement filters or joins on the user id, so it routes to one shard', async (t) => {
   const capture = captureStatements();

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'ava';
-import { runStartedDeletions, startAccountDeletion } from '../shared/accounts/account-purge.ts';
+import { runStartedDeletions, startAccountDeletion } from '../shared/services/account-deletion.ts';
 import { IMPORTS_STORAGE_DIR } from '../shared/tracking/jobs/job-files.ts';
 import { ORPHAN_JOB_FILE_AGE_S, sweepOrphanJobFiles } from '../shared/tracking/jobs/job-files-sweep.ts';
 import { drainOutbox } from './helpers/outbox.ts';
@@ -114,7 +114,7 @@ test.serial(
     const [first, second, third, copy, photo] = children;
     t.like(copy, { error: { status: 409, activity: first?.activity } });
     t.like(photo, { error: { status: 415 } });
-    t.regex(((photo?.error ?? {}) as Body).detail as string, /not a GPX, TCX or FIT file|not an activity/i);
+    t.regex(String((photo?.error as Body | undefined)?.detail), /not a GPX, TCX or FIT file|not an activity/i);
     // The listing names and sports its files; a file it does not list keeps the request's sport.
     const activity = async (job: Body | undefined) =>
       (

@@ -1,6 +1,7 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError } from '../config.ts';
 import { MigrationError } from '../db/migrate.ts';
+import { loadConfig } from '../services/config.ts';
 
 /**
  * Runs a CLI's main with a loaded configuration; configuration and migration problems print

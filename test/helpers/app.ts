@@ -1,10 +1,11 @@
 import type { ExecutionContext } from 'ava';
 import { type RunningApi, startApi } from '../../api/server.ts';
 import type { ServiceModule } from '../../api/service-module.ts';
-import { type Config, loadConfig } from '../../shared/config.ts';
+import type { Config } from '../../shared/config.ts';
 import type { Role } from '../../shared/db/schema/accounts.ts';
 import type { Logger } from '../../shared/observability/logger.ts';
 import { freePort } from '../../shared/runtime/free-port.ts';
+import { loadConfig } from '../../shared/services/config.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export { freePort };

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
-import { purgeAccounts } from '../../shared/accounts/account-purge.ts';
 import type { Config } from '../../shared/config.ts';
+import { purgeAccounts } from '../../shared/services/account-deletion.ts';
 import type { JobDeps, TypedJob } from '../processor.ts';
 import { upsertSchedule } from './schedule.ts';
 

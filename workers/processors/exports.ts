@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../../shared/config.ts';
+import { PERSONAL_DATA_SECTIONS } from '../../shared/services/index.ts';
 import { activityFields } from '../../shared/tracking/activities/fields.ts';
 import { type CleanupResult, cleanupExports } from '../../shared/tracking/exports/cleanup.ts';
 import { buildExport, type ExportJobOutcome, markExportFailed } from '../../shared/tracking/exports/job.ts';
@@ -29,6 +30,7 @@ export async function userExport(
       ttlSeconds: config.EXPORT_TTL_S,
       publicUrl: config.PUBLIC_URL,
       summaryOf: activityFields,
+      personalData: PERSONAL_DATA_SECTIONS,
       onProgress: ({ handled, total }) => job.updateProgress({ handled, total }),
       markDone,
     });

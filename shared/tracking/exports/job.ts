@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import type { PersonalDataSection } from '../../kernel/registration.ts';
 import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
 import type { MarkDone } from '../../queue/outbox.ts';
 import { readActivityContent } from '../activities/store.ts';
@@ -23,6 +24,11 @@ export interface ExportJobOptions {
   /** PUBLIC_URL: the share links of a personal data export ('' writes them as paths). */
   publicUrl?: string;
   summaryOf: ArchiveOptions['summaryOf'];
+  /**
+   * The other services' members of a personal data export's `profile.json` (the account...:
+   * shared/services/index.ts's PERSONAL_DATA_SECTIONS); needed by personal data exports only.
+   */
+  personalData?: readonly PersonalDataSection[];
   /** Called after each activity (the BullMQ job's progress). */
   onProgress?: (progress: { handled: number; total: number }) => Promise<void> | void;
   /** The job's done mark: it commits with the export's `done`. */
@@ -77,6 +83,9 @@ export async function buildExport(db: Db, exportId: string, options: ExportJobOp
   const row = await db.selectFrom('tracking_exports').selectAll().where('id', '=', exportId).executeTakeFirst();
   if (!row) return skipped('export deleted');
   if (row.status === 'done' || row.status === 'failed') return skipped(`export already ${row.status}`);
+  const sections = options.personalData;
+  // Without them the profile would lack the account: a wrong archive, not a smaller one.
+  if (row.kind === 'personal_data' && !sections) throw new Error("a personal data export needs the services' sections");
   const total = await countActivitiesToExport(db, row.user_id, exportId);
   const started = await db
     .updateTable('tracking_exports')
@@ -116,13 +125,14 @@ export async function buildExport(db: Db, exportId: string, options: ExportJobOp
   };
   const activities = activitiesToExport(db, row.user_id, exportId);
   const result =
-    row.kind === 'personal_data'
+    row.kind === 'personal_data' && sections
       ? await writePersonalDataArchive(db, file, activities, {
           ...archiveOptions,
           userId: row.user_id,
           exportId,
           storageDir: options.storageDir,
           publicUrl: options.publicUrl ?? '',
+          sections,
         })
       : await writeActivitiesArchive(file, activities, archiveOptions);
 

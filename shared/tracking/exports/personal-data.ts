@@ -1,9 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { sql } from 'kysely';
-import { findAccountById } from '../../accounts/accounts.ts';
-import { listConsents } from '../../accounts/consents.ts';
 import type { Db } from '../../db/database.ts';
+import type { PersonalDataSection } from '../../kernel/registration.ts';
 import { resolveStoragePath } from '../../media/storage.ts';
 import { jsonWithStreamsChunks } from '../activities/json.ts';
 import { TRACKING_STORAGE_ROOT } from '../activities/uploads.ts';
@@ -19,7 +18,7 @@ import type { ShareRow } from '../shares/store.ts';
 import { userFields } from '../users/fields.ts';
 import { findTrackingUser } from '../users/store.ts';
 import { type ArchiveOptions, type ArchiveResult, activityEntryBase, type ExportedActivity, utf8 } from './archive.ts';
-import { accountFields, consentFields, shareFields } from './personal-data-fields.ts';
+import { shareFields } from './personal-data-fields.ts';
 import { progressFiles } from './personal-data-progress.ts';
 import { type ArchiveEntry, ZipArchive } from './zip-archive.ts';
 
@@ -27,7 +26,8 @@ import { type ArchiveEntry, ZipArchive } from './zip-archive.ts';
  * The zip of a personal data export (POST /v2/users/{id}/export_personal_data;
  * docs/accounts-lifecycle.md): everything the service holds of the user, in this order:
  *
- * - `profile.json`: the tracking User, the account (email, names...) and the applications allowed;
+ * - `profile.json`: the tracking User, then the other services' sections (`sections`: the account,
+ *   with email, names..., and the applications allowed);
  * - per activity, oldest start first: `gpx/<start>_<id>.gpx` (GPX 1.1), `activities/<start>_<id>.json`
  *   (the activity as GET /v2/activities/{id} answers in plain JSON, streams included) and its drawn
  *   thumbnails, `photos/thumbnails/<id>/<file>`;
@@ -54,6 +54,8 @@ export interface PersonalDataOptions extends ArchiveOptions {
   storageDir: string;
   /** PUBLIC_URL, for the share links. */
   publicUrl: string;
+  /** The other services' members of `profile.json` (shared/services/index.ts), in order. */
+  sections: readonly PersonalDataSection[];
 }
 
 /** A manifest's note of a file a row names that the storage does not hold. */
@@ -135,7 +137,9 @@ export async function writePersonalDataArchive(
     else await zip.add(name, createReadStream(found.file), { compress: false });
   };
   try {
-    await zip.add('profile.json', [Buffer.from(`${JSON.stringify(await profile(db, userId), null, 2)}\n`)]);
+    await zip.add('profile.json', [
+      Buffer.from(`${JSON.stringify(await profile(db, userId, options.sections), null, 2)}\n`),
+    ]);
 
     let count = 0;
     let handled = 0;
@@ -229,20 +233,12 @@ export async function writePersonalDataArchive(
   }
 }
 
-/** `profile.json`: the tracking User, the account behind it, and the applications the user allowed. */
-async function profile(db: Db, userId: string) {
+/** `profile.json`: the tracking User, then what the other services hold of the person behind it. */
+async function profile(db: Db, userId: string, sections: readonly PersonalDataSection[]) {
   const user = await findTrackingUser(db, userId);
   if (!user) throw new Error(`tracking user ${userId} not found`);
-  const account = await findAccountById(db, user.account_id);
-  if (!account) throw new Error(`account ${user.account_id} not found`);
-  const external = await db
-    .selectFrom('accounts')
-    .select('external_issuer')
-    .where('id', '=', account.id)
-    .executeTakeFirstOrThrow();
-  return {
-    user: userFields(user),
-    account: accountFields(account, { issuer: external.external_issuer }),
-    applications: (await listConsents(db, account.id)).map(consentFields),
-  };
+  let members: Record<string, unknown> = { user: userFields(user) };
+  for (const section of sections)
+    members = { ...members, ...(await section(db, user.account_id, { dateTime: formatDateTime })) };
+  return members;
 }

@@ -22,7 +22,7 @@ export async function countOwned(trx: Kysely<Database>, table: OwnedCollection, 
 
 /**
  * Deletes a user's gear, measure goals and challenges (an account's deletion,
- * shared/accounts/account-deletion.ts): a few hundred rows at most, in the caller's transaction.
+ * shared/tracking/account-deletion-steps.ts): a few hundred rows at most, in the caller's transaction.
  * What their activities added (activity_progress_state) goes with the tracking user.
  */
 export async function deleteUserProgress(trx: Kysely<Database>, userId: string): Promise<Record<string, number>> {

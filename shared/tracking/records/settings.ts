@@ -140,8 +140,9 @@ export function readRecordsSettingsFile(path: string): RecordsSettings {
 }
 
 /**
- * RECORDS_FAMILIES_FILE in shared/config.ts: the path stays the value, but a file that cannot be
- * read or breaks a rule stops the start with a message naming the variable.
+ * The check of RECORDS_FAMILIES_FILE (shared/config.ts) the tracking service registers
+ * (shared/tracking/registration.ts): the path stays the value, but a file that cannot be read or
+ * breaks a rule stops the start with a message naming the variable.
  */
 export const recordsFamiliesFileVariable = z.string().superRefine((path, ctx) => {
   try {
