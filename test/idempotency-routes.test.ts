@@ -290,6 +290,7 @@ test('the OpenAPI document declares the header, the replay mark and the 400/409/
     'post /v2/activities',
     'post /v2/exports',
     'post /v2/file_import/activities',
+    'post /v2/jobs',
     'post /v2/share_activities',
     'post /v2/upload',
     'post /v2/user_challenges',

@@ -241,7 +241,9 @@ test('the OpenAPI document shows the file bodies of POST /v2/activities and the 
     'application/vnd.ant.fit',
     'application/vnd.garmin.tcx+xml',
     'application/x-fit',
+    'application/x-zip-compressed',
     'application/xml',
+    'application/zip',
     'multipart/form-data',
     'text/xml',
   ]);
