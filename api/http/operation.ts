@@ -15,7 +15,8 @@ import {
 import { negotiate, notAcceptable } from './negotiation.ts';
 import type { HttpMethod } from './openapi.ts';
 import type { CallerResolver, OperationInput, OperationSpec, Representation } from './resource-spec.ts';
-import type { ApiRouter, BodySpec, ResponseSpec } from './route.ts';
+import type { ResponseSpec } from './response-spec.ts';
+import type { ApiRouter, BodySpec } from './route.ts';
 
 /**
  * One operation of the API, whole: its negotiation, credentials, caller, inputs, handler, the

@@ -5,7 +5,8 @@ import type { Principal } from './auth.ts';
 import type { HydraView, JsonApiView, ResourceFormat } from './formats/format.ts';
 import type { BodyOf } from './inputs.ts';
 import type { HttpMethod } from './openapi.ts';
-import type { BodySpec, ResponseSpec } from './route.ts';
+import type { ResponseSpec } from './response-spec.ts';
+import type { BodySpec } from './route.ts';
 
 /**
  * What a resource declaration says (api/http/resource.ts turns it into routes): its options and
