@@ -9,7 +9,8 @@ import { trackingCallerOf } from './identity.ts';
 /**
  * The tracking service's defaults, said once: every resource is Hydra, takes an API key and a
  * token for reads and writes, hands its handlers the tracking user, and names its items by an
- * id of this shape at `/:id`. A resource states only what differs from them.
+ * id of this shape at `/:id` (the router tags them `tracking`). A resource states only what
+ * differs from them.
  */
 
 /** The id of a tracking item in its path (activities, goals, hooks...). */
@@ -71,7 +72,6 @@ export function trackingResource<
   return new Resource(router, app, {
     format: 'hydra',
     itemPath: '/:id',
-    tag: 'tracking',
     ...rest,
     // IP and RA default to these when the options leave them out.
     itemParams: (options.itemParams ?? idParams) as IP,
