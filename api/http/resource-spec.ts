@@ -44,8 +44,11 @@ export interface OperationInput<Q extends z.ZodType, P extends z.ZodType, B exte
   ctx: Context;
 }
 
-/** Error statuses an operation may answer besides the ones its shape implies (401, 404, 406, 422). */
-export type ExtraErrors = Partial<Record<400 | 403 | 409 | 413 | 415 | 429, string>>;
+/**
+ * Error statuses an operation may answer besides the ones its shape implies (401, 404, 406, 422);
+ * one of those given here says it in the operation's own words.
+ */
+export type ExtraErrors = Partial<Record<400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429, string>>;
 
 /**
  * Writes an operation's result in another media type than the resource's format (an activity as
