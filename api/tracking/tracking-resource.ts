@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { TrackingUser } from '../../shared/tracking/users/store.ts';
 import type { AppContext } from '../context.ts';
+import { addOperation, type OperationDeclaration } from '../http/operation.ts';
 import { Resource } from '../http/resource.ts';
 import type { AccessPair, AnyObject, ResourceOptions, Undef } from '../http/resource-spec.ts';
-import type { ApiRouter } from '../http/route.ts';
+import type { ApiRouter, BodySpec } from '../http/route.ts';
 import { trackingCallerOf } from './identity.ts';
 
 /**
@@ -78,4 +79,13 @@ export function trackingResource<
     access: (options.access ?? TRACKING_ACCESS) as RA,
     ...(caller === null ? {} : { caller: trackingCallerOf(app) }),
   });
+}
+
+/** An operation of no resource (the upload), with the service's access and caller. */
+export function trackingOperation<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec, R>(
+  router: ApiRouter,
+  app: AppContext,
+  declaration: Omit<OperationDeclaration<Q, P, B, R, 'bearer+key', TrackingUser>, 'access' | 'caller'>,
+): void {
+  addOperation(router, app, { ...declaration, access: TRACKING_ACCESS.write, caller: trackingCallerOf(app) });
 }
