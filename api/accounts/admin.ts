@@ -5,8 +5,9 @@ import { endAccountSessions, setAccountDisabled } from '../../shared/accounts/re
 import { listAccounts, setAccountRoles } from '../../shared/accounts/staff-accounts.ts';
 import { ROLES } from '../../shared/db/schema/accounts.ts';
 import type { AppContext } from '../context.ts';
-import { hasRole, requireBearer } from '../http/auth.ts';
+import { hasRole } from '../http/auth.ts';
 import { forbidden, notFound } from '../http/errors.ts';
+import { addOperation } from '../http/operation.ts';
 import { ApiRouter } from '../http/route.ts';
 
 const params = z.object({ id: z.uuid('an account id (uuid)') });
@@ -52,20 +53,17 @@ export function accountsAdminRouter(app: AppContext): Router {
     bodyLimitBytes: app.config.bodyLimitBytes,
     tag: 'accounts',
   });
-  // Staff is checked before any input is read: others learn nothing from a 422 or a 404.
-  const staff: Middleware[] = [
-    requireBearer(app.verifier),
-    async (ctx, next) => {
-      requireStaff(ctx);
-      await next();
-    },
-  ];
-  const responses = {
-    204: { description: 'Done' },
-    401: { description: 'Missing or invalid token' },
-    403: { description: 'Not staff, or the token lacks the admin scope' },
-    404: { description: 'No such account' },
-  };
+  // Staff is checked after the token, before any input is read: others learn nothing from a 422 or a 404.
+  const staff = {
+    access: 'bearer',
+    middleware: [
+      async (ctx, next) => {
+        requireStaff(ctx);
+        await next();
+      },
+    ],
+  } satisfies { access: 'bearer'; middleware: Middleware[] };
+  const staffErrors = { 403: 'Not staff, or the token lacks the admin scope' } as const;
   const actions = [
     {
       method: 'post',
@@ -86,57 +84,59 @@ export function accountsAdminRouter(app: AppContext): Router {
       act: async (id: string) => (await endAccountSessions(app.db, id)) !== undefined,
     },
   ] as const;
-  r.add({
+  addOperation(r, app, {
+    ...staff,
     method: 'get',
     path: '/accounts',
-    summary: 'List accounts in creation order (keyset pages: `after` is the `next` of the previous page)',
-    security: ['bearer'],
-    query: listQuery,
-    middleware: staff,
-    responses: {
+    success: {
       200: {
         description: 'A page of accounts',
         schema: z.object({ accounts: z.array(listedAccount), next: z.number().int().optional() }),
       },
-      401: responses[401],
-      403: responses[403],
     },
-    handler: async (_ctx, { query }) => {
-      return listAccounts(app.db, query);
+    spec: {
+      summary: 'List accounts in creation order (keyset pages: `after` is the `next` of the previous page)',
+      query: listQuery,
+      errors: staffErrors,
+      handler: ({ query }) => listAccounts(app.db, query),
     },
   });
-  r.add({
+  addOperation(r, app, {
+    ...staff,
     method: 'put',
     path: '/accounts/:id/roles',
-    summary: "Set an account's roles; a change ends its sessions, grants and tokens",
-    security: ['bearer'],
     params,
-    body: rolesBody,
-    middleware: staff,
-    responses: {
+    notFound: 'No such account',
+    success: {
       200: { description: 'The roles now held', schema: z.object({ roles: z.array(role), changed: z.boolean() }) },
-      401: responses[401],
-      403: responses[403],
-      404: responses[404],
     },
-    handler: async (_ctx, { params: p, body }) => {
-      const result = await setAccountRoles(app.db, p.id, body.roles);
-      if (!result) throw notFound('Account not found');
-      return result;
+    spec: {
+      summary: "Set an account's roles; a change ends its sessions, grants and tokens",
+      body: rolesBody,
+      errors: staffErrors,
+      handler: async ({ params: p, body }) => {
+        const result = await setAccountRoles(app.db, p.id, body.roles);
+        if (!result) throw notFound('Account not found');
+        return result;
+      },
     },
   });
-  for (const { act, ...route } of actions) {
-    r.add({
-      ...route,
-      security: ['bearer'],
+  for (const { act, method, path, summary } of actions)
+    addOperation(r, app, {
+      ...staff,
+      method,
+      path,
       params,
-      middleware: staff,
-      responses,
-      handler: async (ctx, { params: p }) => {
-        if (!(await act(p.id))) throw notFound('Account not found');
-        ctx.status = 204;
+      notFound: 'No such account',
+      status: 204,
+      success: { 204: { description: 'Done' } },
+      spec: {
+        summary,
+        errors: staffErrors,
+        handler: async ({ params: p }) => {
+          if (!(await act(p.id))) throw notFound('Account not found');
+        },
       },
     });
-  }
   return r.router;
 }

@@ -11,7 +11,8 @@ import { TOKEN_ENDPOINT_AUTH_METHODS } from '../../shared/db/schema/accounts.ts'
 import type { AppContext } from '../context.ts';
 import { bearerToken, hasRole } from '../http/auth.ts';
 import { forbidden, HttpError, notFound } from '../http/errors.ts';
-import { ApiRouter } from '../http/route.ts';
+import { addOperation } from '../http/operation.ts';
+import { ApiRouter, type Security } from '../http/route.ts';
 
 const registration = z
   .object({
@@ -119,85 +120,92 @@ export function clientsRouter(app: AppContext): ApiRouter {
     bodyLimitBytes: app.config.bodyLimitBytes,
     tag: 'accounts',
   });
-  r.add({
+  addOperation(r, app, {
     method: 'post',
     path: '/clients',
-    summary: 'Register an OAuth client',
-    description:
-      'Open to anyone: returns a client id and a secret shown once (stored hashed). The client name cannot be changed. Redirect URIs must use https, or http on a loopback host (any port is then accepted in an authorization request, RFC 8252); a public client (`token_endpoint_auth_method: none`, a native app) may also use a private-use URI scheme. A bearer token, when sent, records the account as the owner. New clients are third-party: each user is asked to allow them, on a consent page naming them and what they ask, and they never hold the `admin` scope. `first_party: true` (no consent page) needs a staff bearer holding `admin`.',
-    body: registration,
-    responses: {
-      201: { description: 'Registered', schema: registered },
-      403: { description: '`first_party` asked without a staff bearer holding `admin`' },
-      422: { description: 'Invalid name or redirect URIs' },
-    },
-    handler: async (ctx, { body }) => {
-      const token = bearerToken(ctx.get('authorization'));
-      const principal = token ? await app.verifier.verify(token) : undefined;
-      if (body.first_party && !hasRole(principal, 'staff'))
-        throw forbidden('Only staff (a bearer holding the admin scope) may register a first-party client');
-      const client = await registerClient(app.db, {
-        client_name: body.client_name,
-        redirect_uris: body.redirect_uris,
-        ownerAccountId: principal?.accountId,
-        firstParty: body.first_party ?? false,
-        ...(body.token_endpoint_auth_method ? { tokenEndpointAuthMethod: body.token_endpoint_auth_method } : {}),
-      });
-      ctx.status = 201;
-      ctx.set('Cache-Control', 'no-store');
-      return { ...client, client_secret_expires_at: 0 };
+    access: 'public',
+    status: 201,
+    success: { 201: { description: 'Registered', schema: registered } },
+    spec: {
+      summary: 'Register an OAuth client',
+      description:
+        'Open to anyone: returns a client id and a secret shown once (stored hashed). The client name cannot be changed. Redirect URIs must use https, or http on a loopback host (any port is then accepted in an authorization request, RFC 8252); a public client (`token_endpoint_auth_method: none`, a native app) may also use a private-use URI scheme. A bearer token, when sent, records the account as the owner. New clients are third-party: each user is asked to allow them, on a consent page naming them and what they ask, and they never hold the `admin` scope. `first_party: true` (no consent page) needs a staff bearer holding `admin`.',
+      body: registration,
+      errors: {
+        403: '`first_party` asked without a staff bearer holding `admin`',
+        422: 'Invalid name or redirect URIs',
+      },
+      handler: async ({ ctx, body }) => {
+        const token = bearerToken(ctx.get('authorization'));
+        const principal = token ? await app.verifier.verify(token) : undefined;
+        if (body.first_party && !hasRole(principal, 'staff'))
+          throw forbidden('Only staff (a bearer holding the admin scope) may register a first-party client');
+        const client = await registerClient(app.db, {
+          client_name: body.client_name,
+          redirect_uris: body.redirect_uris,
+          ownerAccountId: principal?.accountId,
+          firstParty: body.first_party ?? false,
+          ...(body.token_endpoint_auth_method ? { tokenEndpointAuthMethod: body.token_endpoint_auth_method } : {}),
+        });
+        ctx.set('Cache-Control', 'no-store');
+        return { ...client, client_secret_expires_at: 0 };
+      },
     },
   });
+  // A client's own API keys: HTTP Basic with its credentials, checked before any input is read.
+  const basic = {
+    access: 'public',
+    security: ['basic'],
+    middleware: [requireClientBasic(app)],
+  } satisfies { access: 'public'; security: Security[]; middleware: Middleware[] };
+  const basicErrors = { 401: 'Client credentials missing or wrong' } as const;
   const params = z.object({ client_id: z.string().min(1).max(100) });
-  r.add({
+  addOperation(r, app, {
+    ...basic,
     method: 'post',
     path: '/clients/:client_id/api-keys',
-    summary: 'Issue an API key (x-api-key) for a client',
-    description: 'Authenticate with HTTP Basic client_id:client_secret. The key is shown once and stored hashed.',
-    security: ['basic'],
-    middleware: [requireClientBasic(app)],
     params,
-    body: z.object({ label: z.string().trim().max(100, 'at most 100 characters').optional() }).optional(),
-    responses: {
-      201: { description: 'Issued', schema: apiKey },
-      401: { description: 'Client credentials missing or wrong' },
-    },
-    handler: async (ctx, { body }) => {
-      const client = basicClient(ctx);
-      ctx.status = 201;
-      ctx.set('Cache-Control', 'no-store');
-      return issueApiKey(app.db, client.id, body?.label ?? null);
+    status: 201,
+    success: { 201: { description: 'Issued', schema: apiKey } },
+    spec: {
+      summary: 'Issue an API key (x-api-key) for a client',
+      description: 'Authenticate with HTTP Basic client_id:client_secret. The key is shown once and stored hashed.',
+      body: z.object({ label: z.string().trim().max(100, 'at most 100 characters').optional() }).optional(),
+      errors: basicErrors,
+      handler: async ({ ctx, body }) => {
+        const client = basicClient(ctx);
+        ctx.set('Cache-Control', 'no-store');
+        return issueApiKey(app.db, client.id, body?.label ?? null);
+      },
     },
   });
-  r.add({
+  addOperation(r, app, {
+    ...basic,
     method: 'get',
     path: '/clients/:client_id/api-keys',
-    summary: "List a client's API keys (prefixes only)",
-    security: ['basic'],
-    middleware: [requireClientBasic(app)],
     params,
-    responses: {
-      200: { description: 'Keys', schema: z.object({ api_keys: z.array(listedKey) }) },
-      401: { description: 'Client credentials missing or wrong' },
+    success: { 200: { description: 'Keys', schema: z.object({ api_keys: z.array(listedKey) }) } },
+    spec: {
+      summary: "List a client's API keys (prefixes only)",
+      errors: basicErrors,
+      handler: async ({ ctx }) => ({ api_keys: await listApiKeys(app.db, basicClient(ctx).id) }),
     },
-    handler: async (ctx) => ({ api_keys: await listApiKeys(app.db, basicClient(ctx).id) }),
   });
-  r.add({
+  addOperation(r, app, {
+    ...basic,
     method: 'delete',
     path: '/clients/:client_id/api-keys/:key_id',
-    summary: 'Revoke an API key',
-    security: ['basic'],
-    middleware: [requireClientBasic(app)],
     params: z.object({ client_id: z.string().min(1).max(100), key_id: z.string().min(1).max(100) }),
-    responses: {
-      204: { description: 'Revoked' },
-      401: { description: 'Client credentials missing or wrong' },
-      404: { description: 'No such live key of this client' },
-    },
-    handler: async (ctx, { params: p }) => {
-      const client = basicClient(ctx);
-      if (!(await revokeApiKey(app.db, client.id, p.key_id))) throw notFound('API key not found or already revoked');
-      ctx.status = 204;
+    notFound: 'No such live key of this client',
+    status: 204,
+    success: { 204: { description: 'Revoked' } },
+    spec: {
+      summary: 'Revoke an API key',
+      errors: basicErrors,
+      handler: async ({ ctx, params: p }) => {
+        const client = basicClient(ctx);
+        if (!(await revokeApiKey(app.db, client.id, p.key_id))) throw notFound('API key not found or already revoked');
+      },
     },
   });
   return r;

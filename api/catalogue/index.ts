@@ -127,6 +127,9 @@ const LOCALE_NOTE =
   'Names and descriptions follow `Accept-Language`: the first listed (by q) catalogue language the item has a name in (a region is ignored: `fr-CA` is served as `fr`), else English; `locale` says which was served. Answers carry an ETag and `Cache-Control: public, max-age=300`; `If-None-Match` gives 304.';
 
 /** The sports catalogue (JSON:API 1.1), mounted at `/sports` and `/groups` (see docs/catalogue.md). */
+/** The catalogue's resources: JSON:API, public reads, writes with a token (the router tags them `catalogue`). */
+const CATALOGUE_DEFAULTS = { format: 'jsonapi', access: { read: 'public', write: 'bearer' } } as const;
+
 export const catalogueService: ServiceModule = {
   name: 'catalogue',
   errorFormat: 'jsonapi',
@@ -147,12 +150,10 @@ export const catalogueService: ServiceModule = {
       path: '/sports',
       itemPath: '/:id_or_slug',
       itemParams: sportKey,
-      format: 'jsonapi',
+      ...CATALOGUE_DEFAULTS,
       jsonapi: sportView,
       item: sportItem,
-      access: { read: 'public', write: 'bearer' },
       notFound: 'Unknown sport',
-      tag: 'catalogue',
     })
       .list({
         summary: 'Search the sports catalogue',
@@ -199,12 +200,10 @@ export const catalogueService: ServiceModule = {
       path: '/groups',
       itemPath: '/:slug_or_id',
       itemParams: groupKey,
-      format: 'jsonapi',
+      ...CATALOGUE_DEFAULTS,
       jsonapi: groupView,
       item: groupItem,
-      access: { read: 'public', write: 'bearer' },
       notFound: 'Unknown group',
-      tag: 'catalogue',
     })
       .list({
         summary: 'Sport groups',

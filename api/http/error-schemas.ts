@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ErrorFormat } from './error-format.ts';
-import type { ResponseSpec } from './route.ts';
+import type { ResponseSpec } from './response-spec.ts';
 
 const fieldErrors = z.array(z.object({ path: z.string(), message: z.string() }));
 

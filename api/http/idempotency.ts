@@ -26,7 +26,7 @@ import type { ErrorFormat } from './error-format.ts';
 import { errorResponse } from './error-schemas.ts';
 import { badRequest, HttpError, unprocessable } from './errors.ts';
 import { digestRetryBody, tapRequestBody } from './idempotency-body.ts';
-import type { ResponseSpec } from './route.ts';
+import type { ResponseSpec } from './response-spec.ts';
 
 /**
  * `Idempotency-Key` on the operations that create (docs/idempotency.md): an operation declared

@@ -15,7 +15,8 @@ import {
 import { negotiate, notAcceptable } from './negotiation.ts';
 import type { HttpMethod } from './openapi.ts';
 import type { CallerResolver, OperationInput, OperationSpec, Representation } from './resource-spec.ts';
-import type { ApiRouter, BodySpec, ResponseSpec } from './route.ts';
+import type { ResponseSpec } from './response-spec.ts';
+import type { ApiRouter, BodySpec, Security } from './route.ts';
 
 /**
  * One operation of the API, whole: its negotiation, credentials, caller, inputs, handler, the
@@ -41,18 +42,21 @@ export interface OperationDeclaration<
   caller?: CallerResolver<C>;
   /** Runs after the credentials, before the body is read (a 404 that costs no upload). */
   middleware?: Middleware[];
+  /** The credentials `middleware` checks when the access level does not name them (HTTP Basic client credentials). */
+  security?: Security[];
   tag?: string;
   /** The documented 404 (item paths, or paths with parameters). */
   notFound?: string;
   status?: number;
-  /** The media type of the operation's own success bodies. */
-  contentType: string;
+  /** The media type of the operation's own success bodies (JSON unless said). */
+  contentType?: string;
   /** The format's serializer, when the result is written by it (its alternates are negotiated). */
   serializer?: Serializer;
   success: Record<number, ResponseSpec>;
   /** Whether it takes an Idempotency-Key when the spec does not say (a resource's `create` does). */
   idempotent?: boolean;
-  write: (ctx: Context, result: R, serializer: Serializer | undefined) => unknown;
+  /** The body to send for the handler's result (the result itself unless said). */
+  write?: (ctx: Context, result: R, serializer: Serializer | undefined) => unknown;
 }
 
 type App = Pick<AppContext, 'verifier' | 'db' | 'relay' | 'config'>;
@@ -64,6 +68,8 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
 ): void {
   const { spec } = d;
   const access = spec.access ?? d.access;
+  const contentType = d.contentType ?? 'application/json';
+  const write = d.write ?? ((_ctx: Context, result: R) => result);
   const format = router.errorFormat;
   const errors: Record<number, ResponseSpec> = {};
   const refusal = accessCanRefuse(access);
@@ -74,7 +80,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
   const serializers = d.serializer ? [d.serializer, ...(d.serializer.alternates ?? [])] : [];
   const representations = (spec.representations ?? {}) as Record<string, Representation<R>>;
   const extra = Object.keys(representations);
-  const own = d.serializer ? serializers.map((s) => s.contentType) : extra.length ? [d.contentType] : [];
+  const own = d.serializer ? serializers.map((s) => s.contentType) : extra.length ? [contentType] : [];
   const offered = [...new Set([...own, ...extra])];
   const negotiates = offered.length > 1;
   if (negotiates) errors[406] = errorResponse(format, `Accept allows none of ${offered.join(', ')}`);
@@ -96,7 +102,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
     Object.fromEntries(
       Object.entries(responses).map(([status, r]) => {
         const replayable = idempotent && Number(status) < 300 ? { headers: replayedHeaders } : {};
-        return [status, { ...(r.schema ? { contentType: d.contentType } : {}), ...r, ...replayable }];
+        return [status, { ...(r.schema ? { contentType } : {}), ...r, ...replayable }];
       }),
     );
   const middleware = [
@@ -116,7 +122,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       summary: only ? `${spec.summary} (${only})` : spec.summary,
       ...(spec.description ? { description: spec.description } : {}),
       ...(d.tag ? { tags: [d.tag] } : {}),
-      security: accessSecurity(access),
+      security: d.security ?? accessSecurity(access),
       ...(spec.query ? { query: spec.query } : {}),
       ...(headers ? { headers } : {}),
       ...(d.params ? { params: d.params } : {}),
@@ -142,14 +148,14 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
           ctx.type = result.contentType;
           return;
         }
-        const type = only ?? (chooses ? (negotiate(ctx.get('accept'), offered) ?? d.contentType) : d.contentType);
+        const type = only ?? (chooses ? (negotiate(ctx.get('accept'), offered) ?? contentType) : contentType);
         const representation = representations[type];
         if (representation) {
           ctx.type = type;
           ctx.body = await representation(result, ctx);
           return;
         }
-        const body = d.write(ctx, result, serializers.find((s) => s.contentType === type) ?? serializers[0]);
+        const body = write(ctx, result, serializers.find((s) => s.contentType === type) ?? serializers[0]);
         if (body === undefined) {
           if (ctx.status === 200 || ctx.status === 404) ctx.status = 204;
           return;

@@ -5,7 +5,8 @@ import type { Principal } from './auth.ts';
 import type { HydraView, JsonApiView, ResourceFormat } from './formats/format.ts';
 import type { BodyOf } from './inputs.ts';
 import type { HttpMethod } from './openapi.ts';
-import type { BodySpec, ResponseSpec } from './route.ts';
+import type { ResponseSpec } from './response-spec.ts';
+import type { BodySpec } from './route.ts';
 
 /**
  * What a resource declaration says (api/http/resource.ts turns it into routes): its options and
@@ -43,8 +44,11 @@ export interface OperationInput<Q extends z.ZodType, P extends z.ZodType, B exte
   ctx: Context;
 }
 
-/** Error statuses an operation may answer besides the ones its shape implies (401, 404, 406, 422). */
-export type ExtraErrors = Partial<Record<400 | 403 | 409 | 413 | 415 | 429, string>>;
+/**
+ * Error statuses an operation may answer besides the ones its shape implies (401, 404, 406, 422);
+ * one of those given here says it in the operation's own words.
+ */
+export type ExtraErrors = Partial<Record<400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429, string>>;
 
 /**
  * Writes an operation's result in another media type than the resource's format (an activity as

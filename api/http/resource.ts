@@ -20,7 +20,8 @@ import type {
   ResourceOptions,
   Undef,
 } from './resource-spec.ts';
-import type { ApiRouter, BodySpec, ResponseSpec } from './route.ts';
+import type { ResponseSpec } from './response-spec.ts';
+import type { ApiRouter, BodySpec } from './route.ts';
 
 export type { CallerResolver, OperationInput, Representation } from './resource-spec.ts';
 

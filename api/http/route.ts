@@ -5,6 +5,7 @@ import type { ErrorFormat } from './error-format.ts';
 import { errorResponse } from './error-schemas.ts';
 import { type BodyInputs, type BodyOf, bodyInputs, isBodyInputs, jsonInput, readBody } from './inputs.ts';
 import type { HttpMethod, OpenApiRegistry } from './openapi.ts';
+import type { ResponseSpec } from './response-spec.ts';
 import { parseInput } from './validate.ts';
 
 /** A body an operation takes: one JSON schema, or its inputs per media type (api/http/inputs.ts). */
@@ -12,16 +13,6 @@ export type BodySpec = z.ZodType | BodyInputs<unknown>;
 
 /** The credentials an operation takes, as /openapi.json's security schemes name them (api/http/openapi.ts). */
 export type Security = 'bearer' | 'apiKey' | 'basic';
-
-export interface ResponseSpec {
-  description: string;
-  schema?: z.ZodType;
-  contentType?: string;
-  /** The same response in other media types a client may ask for in `Accept` (schema when it is JSON). */
-  alternates?: Record<string, z.ZodType | undefined>;
-  /** Response headers to document (`Idempotent-Replayed`). */
-  headers?: z.ZodObject;
-}
 
 export interface RouteSpec<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec> {
   method: HttpMethod;

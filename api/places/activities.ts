@@ -10,12 +10,11 @@ import {
   upsertActivitiesAs,
   visibleActivity,
 } from '../../shared/places/activity-service.ts';
-import { callerFrom } from '../../shared/places/permissions.ts';
 import type { AppContext } from '../context.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { DELETED } from './common.ts';
 import { activityBody, activitySchema, messageSchema } from './schemas.ts';
+import { placesServiceResource } from './service-resource.ts';
 
 const placeParams = z.object({ place_id: z.string().min(1).max(200) });
 const activityParams = placeParams.extend({ sport_id: z.coerce.number().int().positive() });
@@ -25,15 +24,12 @@ const tags = z.array(z.string());
 /** The activities of a place: one per sport, crowdsourced (any signed-in user may add one). */
 export function activitiesResource(router: ApiRouter, app: AppContext) {
   const { db, config } = app;
-  return new Resource(router, app, {
+  return placesServiceResource(router, app, {
     path: '/places/:place_id/activities',
     params: placeParams,
     itemPath: '/:sport_id',
     itemParams: activityParams,
-    format: 'json',
     item: activitySchema,
-    access: { read: 'optional', write: 'bearer' },
-    caller: callerFrom,
     notFound: 'No such place or activity',
   })
     .list({
@@ -110,15 +106,12 @@ export function activitiesResource(router: ApiRouter, app: AppContext) {
 /** The spec's short form `/places/{place_uuid}/tags`: tags of all activities of a place. */
 export function placeTagsResource(router: ApiRouter, app: AppContext) {
   const { db } = app;
-  return new Resource(router, app, {
+  return placesServiceResource(router, app, {
     path: '/places/:place_id/tags',
     params: placeParams,
     itemPath: '/:slug',
     itemParams: placeParams.extend({ slug: tagSlug }),
-    format: 'json',
     item: z.string(),
-    access: { read: 'optional', write: 'bearer' },
-    caller: callerFrom,
     notFound: 'No such place or activity',
   })
     .list({

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { linkSchema } from '../../shared/places/links.ts';
-import { callerFrom } from '../../shared/places/permissions.ts';
 import {
   createPlaceAs,
   deletePlaceAs,
@@ -11,11 +10,11 @@ import {
 } from '../../shared/places/place-service.ts';
 import type { AppContext } from '../context.ts';
 import { acceptLanguageHeader } from '../http/locale-header.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { acceptLanguage, DELETED, readLocaleOf } from './common.ts';
 import { activityBody, messageSchema, placeSchema } from './schemas.ts';
 import { searchOperation } from './search.ts';
+import { placesServiceResource } from './service-resource.ts';
 
 const idParams = z.object({ place_id: z.string().min(1).max(200) });
 const text = (max: number) => z.string().trim().max(max);
@@ -62,14 +61,12 @@ const putBody = z.strictObject({
 /** Places: GeoJSON Features; reads are public (a token shows its owner's pending places), writes need one. */
 export function placesResource(router: ApiRouter, app: AppContext) {
   const { db, config } = app;
-  const places = new Resource(router, app, {
+  const places = placesServiceResource(router, app, {
     path: '/places',
     itemPath: '/:place_id',
     itemParams: idParams,
     format: 'geojson',
     item: placeSchema,
-    access: { read: 'optional', write: 'bearer' },
-    caller: callerFrom,
     notFound: 'No such place (or not visible)',
   })
     .list(searchOperation(app))

@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { callerFrom } from '../../shared/places/permissions.ts';
 import { allowOnSport, disallowOnSport, placeSport, placeSports, type RuleKind } from '../../shared/places/sports.ts';
 import type { AppContext } from '../context.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { DELETED } from './common.ts';
 import { messageSchema } from './schemas.ts';
+import { placesServiceResource } from './service-resource.ts';
 
 const sportSchema = z.object({
   id: z.number().int(),
@@ -25,14 +24,12 @@ const slug = z.string().min(1).max(100);
 /** Sports as the places service shows them (English name, allowed tags and filters); staff edit the rules. */
 export function placeSportsResource(router: ApiRouter, app: AppContext) {
   const { db } = app;
-  const sports = new Resource(router, app, {
+  const sports = placesServiceResource(router, app, {
     path: '/sports',
     itemPath: '/:sport_id',
     itemParams: sportParams,
-    format: 'json',
     item: sportSchema,
     access: { read: 'public', write: 'bearer' },
-    caller: callerFrom,
     notFound: 'Unknown sport',
   })
     .action({

@@ -17,7 +17,6 @@ import type { AppContext } from '../context.ts';
 import { Answer } from '../http/answer.ts';
 import { HttpError, payloadTooLarge, unprocessable } from '../http/errors.ts';
 import { bodyInputs, jsonInput } from '../http/inputs.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import {
   activityFileInputs,
@@ -40,13 +39,12 @@ import {
   activityView,
   createBody,
   duplicatesQuery,
-  idParams,
   listQuery,
   updateBody,
 } from './activity-schemas.ts';
-import { trackingCallerOf } from './identity.ts';
 import { jobAcceptedResponse } from './jobs.ts';
 import { dateFilterOf, listFilterOf, orderOf } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /**
  * /v2/activities (docs/tracking-activities.md): the caller's activities with their summaries,
@@ -149,17 +147,11 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
   const accepted = jobAcceptedResponse(
     'The file is read on the workers (Prefer: respond-async, or a file over IMPORT_ASYNC_ABOVE): the Job, `Location` naming it',
   );
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: ACTIVITIES_PATH,
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: activitySchema,
     hydra: activityView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such activity (or not yours)',
-    tag: 'tracking',
   })
     .list({
       summary: "The caller's activities (without their streams)",

@@ -9,12 +9,11 @@ import {
 } from '../../shared/tracking/records/best-effort-ranks.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { ACTIVITIES_PATH, idParams } from './activity-schemas.ts';
-import { trackingCallerOf } from './identity.ts';
+import { ACTIVITIES_PATH } from './activity-schemas.ts';
 import { type FieldsText, listText, num, orNull, str } from './list-text.ts';
 import { dateTimeOut } from './schemas.ts';
+import { idParams, trackingResource } from './tracking-resource.ts';
 
 /**
  * GET /v2/activities/{id}/best_efforts (docs/tracking-records.md, "Best efforts of one activity"):
@@ -83,18 +82,13 @@ export const effortFields: FieldsText<RankedEffort> = (e) => {
 
 export function activityBestEffortsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: `${ACTIVITIES_PATH}/:id/best_efforts`,
     params: idParams,
     itemPath: '',
-    itemParams: idParams,
-    format: 'hydra',
     item: effortSchema,
     hydra: effortView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such activity (or not yours)',
-    tag: 'tracking',
   }).list({
     summary: "An activity's best efforts, with their rank among the user's",
     description: `What the records job found in the activity (after each write; none until it has run): its fastest time over each standard distance of its sport's family it covers (\`distance.<m>m\`, datatype 24, seconds) and its summary values of the record datatypes (\`all\`). Distances first, shortest first. \`rank\`: the effort's place among the user's efforts of the same sport, type and datatype, the records' order (best value, then earliest start, then activity id), so 1 is the user's record; given up to ${RANKED_EFFORTS}, null below (Strava's \`pr_rank\`). Every effort on one page.`,

@@ -6,12 +6,11 @@ import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { ACTIVITIES_PATH, idParams } from './activity-schemas.ts';
-import { trackingCallerOf } from './identity.ts';
+import { ACTIVITIES_PATH } from './activity-schemas.ts';
 import { type FieldsText, listText, num, orNull, str } from './list-text.ts';
 import { dateTimeOut } from './schemas.ts';
+import { idParams, trackingResource } from './tracking-resource.ts';
 
 /**
  * GET /v2/activities/{id}/laps (docs/tracking-activities.md, "Laps"): the activity cut at its lap
@@ -77,18 +76,13 @@ export const lapFields: FieldsText<ActivityLap> = (l) =>
 
 export function activityLapsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: `${ACTIVITIES_PATH}/:id/laps`,
     params: idParams,
     itemPath: '',
-    itemParams: idParams,
-    format: 'hydra',
     item: lapSchema,
     hydra: lapView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such activity (or not yours)',
-    tag: 'tracking',
   }).list({
     summary: "An activity's laps",
     representations: listText(app, lapView, [], lapFields),

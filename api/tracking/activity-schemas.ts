@@ -327,8 +327,6 @@ export const listQuery = z.object({
   ...pagingShape,
 });
 
-export const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
-
 /** The query parameter of both creates that decides what a duplicate gets (docs/tracking-activities.md, "Duplicates"). */
 export const duplicatesQuery = {
   duplicates: z.enum(DUPLICATE_POLICIES).optional().meta({

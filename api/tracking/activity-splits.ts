@@ -12,11 +12,10 @@ import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import { readActivityStreams } from '../../shared/tracking/streams/read.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { ACTIVITIES_PATH, idParams } from './activity-schemas.ts';
-import { trackingCallerOf } from './identity.ts';
+import { ACTIVITIES_PATH } from './activity-schemas.ts';
 import { type FieldsText, listText, num, orNull, str } from './list-text.ts';
+import { idParams, trackingResource } from './tracking-resource.ts';
 
 /**
  * GET /v2/activities/{id}/splits (docs/tracking-activities.md, "Splits"): the activity cut every
@@ -92,18 +91,13 @@ export const splitsQuery = z.object({
 
 export function activitySplitsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: `${ACTIVITIES_PATH}/:id/splits`,
     params: idParams,
     itemPath: '',
-    itemParams: idParams,
-    format: 'hydra',
     item: splitSchema,
     hydra: splitView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such activity (or not yours)',
-    tag: 'tracking',
   }).list({
     summary: "An activity's splits per kilometre or per mile",
     description:

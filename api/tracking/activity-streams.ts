@@ -6,11 +6,10 @@ import { RESOLUTIONS, type Resolution } from '../../shared/tracking/streams/down
 import { type ActivityStreams, readActivityStreams } from '../../shared/tracking/streams/read.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { ACTIVITIES_PATH, idParams } from './activity-schemas.ts';
-import { trackingCallerOf } from './identity.ts';
+import { ACTIVITIES_PATH } from './activity-schemas.ts';
 import { integerRefOf, listFilterOf, listFilterShape } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /**
  * GET /v2/activities/{id}/streams (docs/tracking-activities.md, "Streams by datatype and
@@ -90,17 +89,11 @@ const streamsDocument = (jsonLd: boolean) => (result: unknown) => {
 
 export function activityStreamsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: ACTIVITIES_PATH,
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: streamsSchema,
     hydra: streamsView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such activity (or not yours)',
-    tag: 'tracking',
   }).action({
     method: 'get',
     path: '/streams',

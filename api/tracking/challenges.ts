@@ -15,9 +15,7 @@ import {
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import {
   dateTime,
   dateTimeOut,
@@ -31,6 +29,7 @@ import {
   pagingShape,
   writeBody,
 } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /**
  * /v2/user_challenges (docs/tracking-gear-goals-challenges.md): the caller's challenges; their
@@ -112,22 +111,14 @@ const listQuery = z.object({
   ...pagingShape,
 });
 
-const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
-
 /** /v2/user_challenges: the caller's challenges (create, list, read, update, delete). */
 export function challengesResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: PATH,
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: challengeSchema,
     hydra: challengeView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such challenge (or not yours)',
-    tag: 'tracking',
   })
     .list({
       summary: "The caller's challenges",

@@ -8,10 +8,9 @@ import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import { dateFilterOf, dateFilterShape, orderOf, orderShape, pagingShape } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /**
  * /v2/deleted_activities (docs/tracking-sync.md): the tombstones of the caller's deleted
@@ -48,16 +47,11 @@ const days = (seconds: number) => (seconds % 86_400 === 0 ? `${seconds / 86_400}
 /** /v2/deleted_activities: the caller's own tombstones, oldest first. */
 export function deletedActivitiesResource(router: ApiRouter, app: AppContext): void {
   const kept = days(app.config.TRACKING_TOMBSTONE_TTL_S);
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: '/deleted_activities',
-    itemPath: '/:id',
     itemParams: noItem,
-    format: 'hydra',
     item: deletedActivitySchema,
     hydra: deletedActivityView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
-    tag: 'tracking',
   }).list({
     summary: "The caller's deleted activities (tombstones), for syncing",
     description: `One member per activity of the caller deleted in the last ${kept} (TRACKING_TOMBSTONE_TTL_S), then purged: a client whose last sync is older reads everything again. \`@id\` is the deleted activity's IRI; ids are never reused, so a tombstone means the activity is gone for good. \`deletedAt[after|before|strictly_after|strictly_before]\` bound the deletion time; \`order[deletedAt]=asc|desc\` (default: oldest first; ties by id). Paging: \`page\`, \`limit\` (default 30, at most 100). Syncing recipe: docs/tracking-sync.md.`,

@@ -13,9 +13,7 @@ import {
 import { iri } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import {
   dateFilterOf,
   dateFilterShape,
@@ -31,6 +29,7 @@ import {
   refOf,
   writeBody,
 } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 const deviceSchema = z.object({
   id: z.string(),
@@ -87,15 +86,11 @@ const deviceParams = z.object({ id: z.string().min(1).max(64) });
 /** /v2/user_devices: the caller's devices (another user's device is "not found"). */
 export function devicesResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: '/user_devices',
-    itemPath: '/:id',
     itemParams: deviceParams,
-    format: 'hydra',
     item: deviceSchema,
     hydra: deviceView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such device (a caller sees only their own)',
     tag: 'tracking devices',
   })

@@ -26,9 +26,7 @@ import {
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import {
   dateTime,
   dateTimeOut,
@@ -41,6 +39,7 @@ import {
   refOf,
   writeBody,
 } from './schemas.ts';
+import { idParams, trackingResource } from './tracking-resource.ts';
 
 /**
  * /v2/user_equipments (docs/tracking-gear-goals-challenges.md): the caller's gear, its totals as
@@ -186,7 +185,6 @@ const listQuery = z.object({
   ...pagingShape,
 });
 
-const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
 const autocompleteParams = z.object({
   parameter: z.enum(AUTOCOMPLETE_PARAMETERS, { error: 'must be brand or name' }),
   query: z.string().min(1).max(128),
@@ -207,15 +205,8 @@ const inputOf = (body: Partial<z.output<typeof createBody>>) => ({
 /** /v2/user_equipments, its sum-ups and its autocomplete. */
 export function equipmentsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  const common = {
-    format: 'hydra',
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
-    tag: 'tracking',
-  } as const;
   // Declared before the item routes: its path has no id.
-  new Resource(router, app, {
-    ...common,
+  trackingResource(router, app, {
     path: `${PATH}/autocomplete/:parameter/:query`,
     params: autocompleteParams,
     itemPath: '',
@@ -236,11 +227,8 @@ export function equipmentsResource(router: ApiRouter, app: AppContext): void {
       };
     },
   });
-  new Resource(router, app, {
-    ...common,
+  trackingResource(router, app, {
     path: PATH,
-    itemPath: '/:id',
-    itemParams: idParams,
     item: equipmentSchema,
     hydra: equipmentView,
     notFound: 'No such gear (or not yours)',
@@ -296,12 +284,10 @@ export function equipmentsResource(router: ApiRouter, app: AppContext): void {
       description: 'Its activities stay, without it in `equipments`. Answers 204.',
       handler: async ({ params, caller }) => deleteEquipment(db, caller.id, params.id),
     });
-  new Resource(router, app, {
-    ...common,
+  trackingResource(router, app, {
     path: `${PATH}/:id/sumups`,
     params: idParams,
     itemPath: '',
-    itemParams: idParams,
     item: sumupSchema,
     hydra: sumupView,
     notFound: 'No such gear (or not yours)',

@@ -21,10 +21,9 @@ import { errorResponse } from '../http/error-schemas.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { hydraSerializer } from '../http/formats/hydra.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import { dateTimeOut, pagingShape, writeBody } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /**
  * /v2/exports (docs/tracking-exports.md): a bulk export of all the caller's activities, a zip of
@@ -70,7 +69,7 @@ const createBody = writeBody(
   READ_ONLY,
 ).optional();
 
-const idParams = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/) });
+const exportIdParams = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/) });
 const userParams = z.object({ id: z.string().max(200) });
 const downloadQuery = z.object({
   token: z.string().min(1).max(200).meta({ description: 'the secret of the link, as `url` gives it' }),
@@ -101,21 +100,13 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     id: (row) => row.id,
     fields: (row) => exportFields(config.PUBLIC_URL, row),
   };
-  const common = {
-    format: 'hydra' as const,
-    item: exportSchema,
-    hydra: view,
-    access: { read: 'bearer+key' as const, write: 'bearer+key' as const },
-    caller: trackingCallerOf(app),
-    tag: 'tracking',
-  };
+  const common = { item: exportSchema, hydra: view };
   const start = (userId: string, format: 'gpx') => requestExport(db, userId, format, config.EXPORT_TTL_S);
 
-  new Resource(router, app, {
+  trackingResource(router, app, {
     ...common,
     path: PATH,
-    itemPath: '/:id',
-    itemParams: idParams,
+    itemParams: exportIdParams,
     notFound: 'No such export (or not yours)',
   })
     .list({
@@ -150,10 +141,9 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
 
   // The request as the v2.26 API spells it, for the caller's own user only (another user: 404).
   const serializer = hydraSerializer(view);
-  new Resource(router, app, {
+  trackingResource(router, app, {
     ...common,
     path: '/users',
-    itemPath: '/:id',
     itemParams: userParams,
     notFound: 'No such user (or not you)',
   }).action({
@@ -184,7 +174,7 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     summary: 'Download an export (the link of its `url`)',
     description:
       'No credentials: the link carries its own secret token (256 random bits), so a browser can open it. The zip answers with Content-Disposition: attachment. A wrong token, an unknown export or one not done yet: 404; an export past its `expiresAt`: 410 (then 404 once the cleanup removed it).',
-    params: idParams,
+    params: exportIdParams,
     query: downloadQuery,
     responses: {
       200: { description: 'The zip', alternates: { 'application/zip': undefined } },

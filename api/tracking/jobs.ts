@@ -7,12 +7,11 @@ import { Answer } from '../http/answer.ts';
 import { hasRole } from '../http/auth.ts';
 import { unprocessable } from '../http/errors.ts';
 import { hydraSerializer } from '../http/formats/hydra.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { idParams } from './activity-schemas.ts';
-import { trackingCallerOf } from './identity.ts';
+
 import { jobCreateBody, jobListQuery, jobSchema, jobUpdateBody, jobView } from './job-schemas.ts';
 import { dateFilterOf, listFilterOf } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /**
  * /v2/jobs (v2.26; docs/tracking-files.md "Jobs"): the caller's imports that ran on the workers,
@@ -36,17 +35,11 @@ export const jobAcceptedResponse = (description: string) => ({
 
 export function jobsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: '/jobs',
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: jobSchema,
     hydra: jobView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such job (or not yours)',
-    tag: 'tracking',
   })
     .list({
       summary: "The caller's jobs, newest first (a bulk import's files in their zip's order with `parent`)",

@@ -14,9 +14,7 @@ import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import { MAX_MEASURE_MAGNITUDE } from '../../shared/tracking/measures/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import {
   dateTime,
   dateTimeOut,
@@ -31,6 +29,7 @@ import {
   refOf,
   writeBody,
 } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /**
  * /v2/user_measure_goals (docs/tracking-gear-goals-challenges.md): the caller's goals on a
@@ -102,22 +101,14 @@ const listQuery = z.object({
 });
 
 // As every tracking item path: an id that is not a goal's (an integer) is a 404 of the store.
-const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
-
 /** /v2/user_measure_goals: the caller's goals (create, list, read, update, delete). */
 export function measureGoalsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: PATH,
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: goalSchema,
     hydra: goalView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such measure goal (or not yours)',
-    tag: 'tracking',
   })
     .list({
       summary: "The caller's measure goals, with their progress",

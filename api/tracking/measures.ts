@@ -13,9 +13,7 @@ import {
 } from '../../shared/tracking/measures/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import {
   dateFilterOf,
   dateFilterShape,
@@ -31,6 +29,7 @@ import {
   refOf,
   writeBody,
 } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /** A UserMeasure as every read and write answers it (docs/tracking-measures-records-upload.md). */
 const measureSchema = z
@@ -83,22 +82,14 @@ const listQuery = z.object({
   ...pagingShape,
 });
 
-const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
-
 /** /v2/user_measures: the caller's body measures (create, list, read, update, delete). */
 export function measuresResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: '/user_measures',
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: measureSchema,
     hydra: measureView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such user measure (or not yours)',
-    tag: 'tracking',
   })
     .list({
       summary: "The caller's measures",

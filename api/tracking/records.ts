@@ -3,9 +3,7 @@ import { recordFields } from '../../shared/tracking/records/record-fields.ts';
 import { findRecord, listRecords, RECORD_ORDERS, type UserRecord } from '../../shared/tracking/records/records-read.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import {
   dateFilterOf,
   dateFilterShape,
@@ -17,6 +15,7 @@ import {
   pagingShape,
   refOf,
 } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /** A UserRecord (docs/tracking-measures-records-upload.md). */
 const recordSchema = z
@@ -58,22 +57,14 @@ const listQuery = z.object({
   ...pagingShape,
 });
 
-const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
-
 /** /v2/user_records: the caller's records, read only (the records job writes them). */
 export function recordsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: '/user_records',
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: recordSchema,
     hydra: recordView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such user record (or not yours)',
-    tag: 'tracking',
   })
     .list({
       summary: "The caller's records",

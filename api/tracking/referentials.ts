@@ -25,7 +25,6 @@ import {
 } from '../../shared/tracking/referentials/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView, Page } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import {
   DEFAULT_PAGE_SIZE,
@@ -35,6 +34,7 @@ import {
   MAX_PAGE_SIZE,
   pagingShape,
 } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 const names = z.record(z.string(), z.string()).meta({
   description: 'language code to name',
@@ -58,7 +58,8 @@ const activeQuery = z.object({
   ...pagingShape,
 });
 
-const idParams = z.object({
+/** Referential ids are integers, not the service's default id. */
+const numericIdParams = z.object({
   id: z
     .string()
     .regex(/^[1-9]\d{0,9}$/)
@@ -227,14 +228,12 @@ function referential<Q extends typeof activeQuery, T, S extends z.ZodObject>(
     description?: string;
   },
 ): void {
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: o.path,
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
+    itemParams: numericIdParams,
     item: o.item,
     hydra: o.view,
-    access: { read: 'bearer+key', write: 'bearer+key' },
+    caller: null,
     notFound: `No such ${o.what}`,
     tag: 'tracking referentials',
   })

@@ -19,12 +19,11 @@ import {
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { contextIri } from '../http/formats/hydra.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { activityFileRepresentations } from './activity-files.ts';
-import { trackingCallerOf } from './identity.ts';
 import { dateTimeOut, iriOf, listFilterOf, listFilterShape, pagingShape, writeBody } from './schemas.ts';
 import { sendSharePage, shareLinkPath, shareLinkRoute } from './share-link.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 const PATH = '/share_activities';
 
@@ -143,17 +142,12 @@ export function sharesResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
   const shareView = shareViewOf(app.config.PUBLIC_URL);
   const representations = shareRepresentations(app, shareView);
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: PATH,
-    itemPath: '/:id',
     itemParams: tokenParams,
-    format: 'hydra',
     item: shareSchema,
     hydra: shareView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such share (it may have been revoked)',
-    tag: 'tracking',
   })
     .list({
       summary: "The caller's shares (their activities without streams), newest first",

@@ -5,10 +5,9 @@ import type { AppContext } from '../context.ts';
 import { errorResponse } from '../http/error-schemas.ts';
 import { bodyInputs, multipartInput } from '../http/inputs.ts';
 import { decodeUploadedImage } from '../http/multipart-file.ts';
-import { addOperation } from '../http/operation.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { sendStorageFile } from '../http/storage-files.ts';
-import { trackingCallerOf } from './identity.ts';
+import { trackingOperation } from './tracking-resource.ts';
 
 const uploadedSchema = z
   .object({ url: z.string().meta({ format: 'uri', example: 'https://sports.example/v2/media/uploads/Ab/AbCd.jpg' }) })
@@ -20,12 +19,9 @@ const uploadedSchema = z
  */
 export function uploadRoute(router: ApiRouter, app: AppContext): void {
   const { config, db } = app;
-  addOperation(router, app, {
+  trackingOperation(router, app, {
     method: 'post',
     path: '/upload',
-    access: 'bearer+key',
-    caller: trackingCallerOf(app),
-    tag: 'tracking',
     status: 200,
     contentType: 'application/ld+json',
     success: { 200: { description: 'The URL of the stored photo', schema: uploadedSchema } },

@@ -5,9 +5,8 @@ import { userVisibleTo } from '../../shared/tracking/users/store.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, hydraSerializer } from '../http/formats/hydra.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /** Datatype id → total, the shape of an activity's `dataSummaries`. */
 const totals = z.record(z.string(), z.number()).meta({
@@ -60,15 +59,11 @@ const userParams = z.object({ id: z.string().min(1).max(128) });
 /** /v2/users/{id}/stats: the caller's totals over all time (another id: 404). */
 export function userStatsResource(router: ApiRouter, app: AppContext): void {
   const serializer = hydraSerializer(statsView);
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: '/users',
-    itemPath: '/:id',
     itemParams: userParams,
-    format: 'hydra',
     item: statsSchema,
     hydra: statsView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such user (a caller sees only their own)',
     tag: 'tracking users',
   }).action({

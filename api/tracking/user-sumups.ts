@@ -11,11 +11,10 @@ import {
 } from '../../shared/tracking/sumups/read.ts';
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import { type FieldsText, listText, num, orNull, str } from './list-text.ts';
 import { integerRefOf, listFilterOf, orderOf, orderShape, pagingShape, refOf } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /** A UserSumup (docs/tracking-statistics.md): one datatype's total over one period, for one sport or all. */
 const sumupSchema = z
@@ -170,8 +169,6 @@ function filterOf(query: z.output<typeof listQuery>, querystring: string): Sumup
   };
 }
 
-const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
-
 const LIST_DESCRIPTION = [
   "Only the caller's statistics: per week (ISO, from Monday), month and year, cut in the caller's `timezone` (UTC when unset), the sum of each cumulable datatype of their activities, per sport and for every sport (`sport` null), with the activity count as datatype 98. Kept by the records workers a moment after each activity change (docs/tracking-statistics.md).",
   'Filters, values ORed within a filter and ANDed across filters: `type` (`week`, `month`, `year`), `period` (first days `YYYY-MM-DD`), `period[between]=YYYY-MM-DD..YYYY-MM-DD` (both included), `period[gt|gte|lt|lte]=YYYY-MM-DD` (on the first day of the period), `sport` (IRIs or ids), `exists[sport]=false` (only the every-sport rows) or `true`, `datatype` (IRIs or ids of cumulable datatypes; another datatype is a 422), `user` (only the caller has any). Each takes the scalar or the `name[]` form.',
@@ -182,17 +179,11 @@ const LIST_DESCRIPTION = [
 /** /v2/user_sumups: the caller's statistics by period, read only (the records job keeps them). */
 export function userSumupsResource(router: ApiRouter, app: AppContext): void {
   const { db } = app;
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: '/user_sumups',
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: sumupSchema,
     hydra: sumupView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such user sumup (or not yours)',
-    tag: 'tracking',
   })
     .list({
       summary: "The caller's statistics by period",

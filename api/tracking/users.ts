@@ -6,10 +6,9 @@ import { type TrackingUser, updateTrackingUser, userVisibleTo } from '../../shar
 import type { AppContext } from '../context.ts';
 import { requireScope } from '../http/auth.ts';
 import type { HydraView } from '../http/formats/format.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import { dateTime, writeBody } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /** The User of the spec, field for field. */
 const userSchema = z.object({
@@ -67,23 +66,20 @@ const userParams = z.object({ id: z.string().min(1).max(128) });
 /** /v2/me and /v2/users/{id}: the caller's own User (created on their first call). */
 export function usersResource(router: ApiRouter, app: AppContext): void {
   const common = {
-    format: 'hydra',
     item: userSchema,
     hydra: userView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such user (a caller sees only their own)',
     tag: 'tracking users',
-  } as const;
+  };
 
   // `/v2/me/` (the spec's spelling) reaches the same route: the router ignores a trailing slash.
-  new Resource(router, app, { ...common, path: '/me', itemPath: '', itemParams: z.object({}) }).get({
+  trackingResource(router, app, { ...common, path: '/me', itemPath: '', itemParams: z.object({}) }).get({
     summary: "The caller's User",
     description: "The tracking user of the token's account, created from the token's claims on the first call.",
     handler: ({ caller }) => caller,
   });
 
-  new Resource(router, app, { ...common, path: '/users', itemPath: '/:id', itemParams: userParams })
+  trackingResource(router, app, { ...common, path: '/users', itemParams: userParams })
     .get({
       summary: 'A User (the caller only)',
       description: "Any id but the caller's answers 404.",

@@ -18,10 +18,9 @@ import {
 import type { AppContext } from '../context.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, hydraSerializer } from '../http/formats/hydra.ts';
-import { Resource } from '../http/resource.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { trackingCallerOf } from './identity.ts';
 import { dateTimeOut, iriOf, listFilterOf, listFilterShape, pagingShape, refOf, writeBody } from './schemas.ts';
+import { trackingResource } from './tracking-resource.ts';
 
 /**
  * /v2/user_web_hooks (docs/webhooks.md): the caller's webhooks, as v2.26 describes them, plus
@@ -121,8 +120,6 @@ const updateBody = writeBody(
 );
 
 const listQuery = z.object({ ...listFilterShape('user', refOf('users')), ...pagingShape });
-const idParams = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) });
-
 const attemptSchema = z.object({
   attemptedAt: dateTimeOut,
   event: z.string().meta({ description: "the event id (the payload's `id`)" }),
@@ -155,15 +152,10 @@ export function webHooksResource(router: ApiRouter, app: AppContext): void {
   const { db, config } = app;
   const serializer = hydraSerializer(hookView);
   const request = (path: string) => ({ baseUrl: config.PUBLIC_URL, path, querystring: '', query: {} });
-  new Resource(router, app, {
+  trackingResource(router, app, {
     path: PATH,
-    itemPath: '/:id',
-    itemParams: idParams,
-    format: 'hydra',
     item: hookSchema,
     hydra: hookView,
-    access: { read: 'bearer+key', write: 'bearer+key' },
-    caller: trackingCallerOf(app),
     notFound: 'No such web hook (or not yours)',
     tag: 'tracking webhooks',
   })
