@@ -133,8 +133,6 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
         const caller = principal && d.caller ? await d.caller(principal) : undefined;
         // The access middleware ran: a `bearer` operation has its principal (PrincipalFor).
         const result = await spec.handler({ ...input, principal, caller, ctx } as OperationInput<Q, P, B, A, C>);
-        // The jobs a write stored in the outbox are sent at once, not at the relay's next pass.
-        if (d.method !== 'get' && ctx.status < 400) app.relay.kick();
         if (result instanceof Answer) {
           ctx.status = result.status;
           ctx.set(result.headers);

@@ -29,7 +29,6 @@ export type { CallerResolver, OperationInput, Representation } from './resource-
  * action) becomes a route with its auth, validation, standard error responses and OpenAPI entry,
  * and its result is written by the resource's format (GeoJSON, JSON:API, Hydra, plain JSON),
  * paging envelope included. Handlers return domain values; errors are the service's dialect.
- * A write that succeeds kicks the outbox relay, so the jobs it wrote are sent at once.
  */
 export class Resource<
   CP extends AnyObject | Undef,
