@@ -4,7 +4,6 @@ import type { Db } from '../shared/db/database.ts';
 import type { ReadRouter } from '../shared/db/read-router.ts';
 import type { Logger } from '../shared/observability/logger.ts';
 import type { RedisClient } from '../shared/queue/connection.ts';
-import type { OutboxRelay } from '../shared/queue/outbox-relay.ts';
 import type { QueueSet } from '../shared/queue/queues.ts';
 import type { TokenVerifier } from './http/auth.ts';
 import type { HydraRegistry } from './http/formats/hydra-classes.ts';
@@ -23,8 +22,6 @@ export interface AppContext {
   /** Fail-fast connection for rate limits and readiness. */
   redis: RedisClient;
   queues: QueueSet;
-  /** Ask the outbox relay for a pass right after a commit that wrote jobs. */
-  relay: Pick<OutboxRelay, 'kick'>;
   verifier: TokenVerifier;
   registry: OpenApiRegistry;
   /** The Hydra classes the `hydra` resources declare (API documentation, contexts, entrypoint). */

@@ -11,6 +11,7 @@ import { OutboxRelay } from '../shared/queue/outbox-relay.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { redisDurability } from '../shared/queue/redis-durability.ts';
 import { listenAddress } from '../shared/runtime/listen-address.ts';
+import { onSideEffectsCommitted } from '../shared/unit-of-work/unit-of-work.ts';
 import { type AppOptions, createApp, mountedServices } from './app.ts';
 import type { AppContext } from './context.ts';
 import { TokenVerifier } from './http/auth.ts';
@@ -71,7 +72,6 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
     reads,
     redis,
     queues,
-    relay,
     verifier: new TokenVerifier(db, config),
     registry: new OpenApiRegistry(),
     hydra: new HydraRegistry(),
@@ -105,6 +105,8 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
     server.once('error', reject);
   });
   relay.start();
+  // A unit of work that caused jobs asks for a pass once committed (shared/unit-of-work/unit-of-work.ts).
+  const stopKicks = onSideEffectsCommitted(() => relay.kick());
   const { listen, origin: url } = listenAddress(config.HOST, server.address() as AddressInfo);
   logger.info({ url, listen, services: config.SERVICES }, 'api listening');
 
@@ -116,6 +118,7 @@ export async function startApi(config: Config, options: AppOptions & { logger?: 
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS).unref());
     await Promise.race([closed, timeout]);
     server.closeAllConnections();
+    stopKicks();
     await relay.stop();
     await queues.close();
     redis.disconnect();

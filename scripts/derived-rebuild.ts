@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { createDb } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
-import { enqueueThumbnailRebuild, thumbnailRebuildProgress } from '../shared/media/thumbnail-rebuild.ts';
 import { parseOptions, runCli, usageError } from '../shared/runtime/cli.ts';
 import { fillMovingFields } from '../shared/tracking/activities/moving-store.ts';
 import { fillStreamPreviews } from '../shared/tracking/streams/preview-store.ts';
 import { compactTime } from '../shared/tracking/sumups/rebuild-requests.ts';
+import { enqueueThumbnailRebuild, thumbnailRebuildProgress } from '../shared/tracking/thumbnail/thumbnail-rebuild.ts';
 
 const USAGE = `usage: npm run derived:rebuild -- (--thumbnails | --moving | --previews | --all-kinds)... [--force] [--wait]
   --thumbnails  asks the workers (queue thumbnails) to draw again the thumbnails of activities and

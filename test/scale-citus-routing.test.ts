@@ -20,6 +20,7 @@ import { enqueueRecompute, recomputeProgress } from '../shared/tracking/records/
 import { DEFAULT_RECORDS_SETTINGS } from '../shared/tracking/records/settings.ts';
 import { fillStreamPreviews } from '../shared/tracking/streams/preview-store.ts';
 import { enqueueSumupsRebuild, sumupsRebuildProgress } from '../shared/tracking/sumups/rebuild-requests.ts';
+import { enqueueThumbnailRebuild } from '../shared/tracking/thumbnail/thumbnail-rebuild.ts';
 import { purgeWebhookEvents } from '../shared/tracking/webhooks/cleanup.ts';
 import { sweepLostDeliveries } from '../shared/tracking/webhooks/sweep.ts';
 import { startWorkers } from '../workers/worker.ts';
@@ -436,6 +437,9 @@ async function operatorRuns(u: TrackingTestUser): Promise<void> {
     const ended = await ok(api.call('GET', `/jobs/${started.id}`, staff), 200);
     if (ended.state !== 'done') throw new Error(`the ${type} job ended ${ended.state}: ${JSON.stringify(ended.error)}`);
   }
+  // npm run derived:rebuild -- --thumbnails: every user's activities, and the place pictures.
+  await enqueueThumbnailRebuild(db, api.config.STORAGE_DIR, { force: false, requestedAt: '20260101T000000000Z' });
+  await drained();
   const scope = { userId: u.ldid };
   const summary = await enqueueRecompute(db, { scope, settings: DEFAULT_RECORDS_SETTINGS, force: true });
   await enqueueRecompute(db, { scope: { all: true }, settings: DEFAULT_RECORDS_SETTINGS, force: false });
@@ -579,6 +583,7 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/exports/cleanup.ts#cleanupExports': ALL_USERS,
   'shared/tracking/exports/cleanup.ts#sweepOrphanFiles': ALL_USERS,
   'shared/tracking/jobs/job-files-sweep.ts#sweepOrphanJobFiles': ALL_USERS,
+  'shared/tracking/thumbnail/thumbnail-rebuild.ts#enqueueThumbnailRebuild': ALL_USERS,
   'shared/tracking/activities/moving-store.ts#fillMovingFields': ALL_USERS,
   'shared/tracking/activities/moving-store.ts#storedSpeedStreams': `${ALL_USERS}; ${NO_USER_COLUMN}`,
   'shared/tracking/activities/moving-store.ts#storedTrack': `reads one activity's track by its id (moving time, splits); ${NO_USER_COLUMN}`,

@@ -13,6 +13,7 @@ import { outboxJobId } from '../shared/queue/outbox-epoch.ts';
 import { OutboxRelay } from '../shared/queue/outbox-relay.ts';
 import { QueueSet } from '../shared/queue/queues.ts';
 import { redisDurability } from '../shared/queue/redis-durability.ts';
+import { onSideEffectsCommitted } from '../shared/unit-of-work/unit-of-work.ts';
 import { checkProcessors, dispatch } from './dispatch.ts';
 import { WorkerMetrics } from './metrics.ts';
 import type { Processors, QueueProcessor, WorkerDeps } from './processor.ts';
@@ -151,6 +152,7 @@ export async function startWorkers(
   );
   relay.start();
   deps.kickRelay = () => relay.kick();
+  const stopKicks = onSideEffectsCommitted(deps.kickRelay);
   deps.queues = producer;
   const served =
     config.WORKER_METRICS_PORT === undefined ? undefined : await metrics.serve(config.HOST, config.WORKER_METRICS_PORT);
@@ -206,6 +208,7 @@ export async function startWorkers(
 
   let closed: Promise<void> | undefined;
   const shutdown = async () => {
+    stopKicks();
     await relay.stop();
     clearInterval(scheduleCheck);
     served?.server.close();

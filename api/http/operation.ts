@@ -59,7 +59,7 @@ export interface OperationDeclaration<
   write?: (ctx: Context, result: R, serializer: Serializer | undefined) => unknown;
 }
 
-type App = Pick<AppContext, 'verifier' | 'db' | 'relay' | 'config'>;
+type App = Pick<AppContext, 'verifier' | 'db' | 'config'>;
 
 export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends BodySpec, R, A extends Access, C>(
   router: ApiRouter,
@@ -139,8 +139,6 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
         const caller = principal && d.caller ? await d.caller(principal) : undefined;
         // The access middleware ran: a `bearer` operation has its principal (PrincipalFor).
         const result = await spec.handler({ ...input, principal, caller, ctx } as OperationInput<Q, P, B, A, C>);
-        // The jobs a write stored in the outbox are sent at once, not at the relay's next pass.
-        if (d.method !== 'get' && ctx.status < 400) app.relay.kick();
         if (result instanceof Answer) {
           ctx.status = result.status;
           ctx.set(result.headers);

@@ -30,7 +30,6 @@ export type { CallerResolver, OperationInput, Representation } from './resource-
  * action) becomes a route with its auth, validation, standard error responses and OpenAPI entry,
  * and its result is written by the resource's format (GeoJSON, JSON:API, Hydra, plain JSON),
  * paging envelope included. Handlers return domain values; errors are the service's dialect.
- * A write that succeeds kicks the outbox relay, so the jobs it wrote are sent at once.
  */
 export class Resource<
   CP extends AnyObject | Undef,
@@ -41,13 +40,13 @@ export class Resource<
   S extends z.ZodType = z.ZodType,
 > {
   readonly #router: ApiRouter;
-  readonly #app: Pick<AppContext, 'verifier' | 'db' | 'hydra' | 'relay' | 'config'>;
+  readonly #app: Pick<AppContext, 'verifier' | 'db' | 'hydra' | 'config'>;
   readonly #options: ResourceOptions<CP, IP, RA, C, Row, S>;
   readonly #baseUrl: string;
 
   constructor(
     router: ApiRouter,
-    app: Pick<AppContext, 'verifier' | 'db' | 'config' | 'hydra' | 'relay'>,
+    app: Pick<AppContext, 'verifier' | 'db' | 'config' | 'hydra'>,
     options: ResourceOptions<CP, IP, RA, C, Row, S>,
   ) {
     this.#router = router;

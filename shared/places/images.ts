@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { job } from '../queue/jobs.ts';
-import { enqueueInTransaction } from '../queue/outbox-write.ts';
+import { unitOfWork } from '../unit-of-work/unit-of-work.ts';
 
 /** Where an activity picture is stored, relative to STORAGE_DIR. */
 export function activityImagePath(placeUuid: string, sportId: number, name: string, ext: string): string {
@@ -18,7 +18,8 @@ export async function setActivityImage(
   activityId: number,
   imagePath: string,
 ): Promise<{ previousImage: string | null; previousThumbnail: string | null } | undefined> {
-  return db.transaction().execute(async (trx) => {
+  return unitOfWork(db, async (uow) => {
+    const { trx } = uow;
     const previous = await trx
       .selectFrom('place_activities')
       .select(['image_path', 'thumbnail_path'])
@@ -31,7 +32,7 @@ export async function setActivityImage(
       .set({ image_path: imagePath, thumbnail_path: null, updated_at: sql<Date>`now()` })
       .where('id', '=', activityId)
       .execute();
-    await enqueueInTransaction(trx, job('thumbnails', 'activity-thumbnail', { activityId, imagePath }));
+    uow.enqueue(job('thumbnails', 'activity-thumbnail', { activityId, imagePath }));
     return { previousImage: previous.image_path, previousThumbnail: previous.thumbnail_path };
   });
 }

@@ -6,12 +6,12 @@ import { type Db, poolOf } from '../../db/database.ts';
 import type { ActivityRow } from '../../db/schema/tracking.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction, outboxInsert } from '../../queue/outbox-write.ts';
+import { outboxInsert } from '../../queue/outbox-write.ts';
 import { type ReportedDevice, resolveReportedDevice } from '../devices/reported.ts';
 import { equipmentProblems, newActivityGear } from '../gear/activity-gear.ts';
 import { iri } from '../iri.ts';
 import { previewRows } from '../streams/preview-store.ts';
-import { emitActivityEvent } from '../webhooks/events.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import {
   channelBytes,
   channelFromBytes,
@@ -292,10 +292,10 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
   const moving = movingFields(input.content, await movingRuleFor(db, input.content.sportId));
   // A conflicting activity deleted between the insert and the look for it: the insert runs again.
   for (let round = 0; round < 3; round++) {
-    // With its webhook event (shared/tracking/webhooks/events.ts), in one transaction.
-    const row = await db.transaction().execute(async (trx) => {
-      const inserted = await insertActivity(trx, callerId, stored, probe, moving);
-      if (inserted && !input.withoutEvent) await emitActivityEvent(trx, 'activity_create', inserted);
+    const row = await trackingWork(db, async (uow) => {
+      const inserted = await insertActivity(uow.trx, callerId, stored, probe, moving);
+      if (inserted) uow.wroteJobs();
+      if (inserted && !input.withoutEvent) uow.emit({ type: 'ActivityCreated', activity: inserted });
       return inserted;
     });
     if (row) return row;
@@ -393,7 +393,8 @@ export async function updateActivity(
   id: string,
   changes: ActivityChanges,
 ): Promise<ActivityRow> {
-  return db.transaction().execute(async (trx) => {
+  return trackingWork(db, async (uow) => {
+    const { trx } = uow;
     const current = await trx
       .selectFrom('activities')
       .selectAll()
@@ -440,11 +441,11 @@ export async function updateActivity(
     const previousSportId = row.sport_id !== current.sport_id ? current.sport_id : null;
     // The thumbnail follows the sport (placeholders differ by sport) and comes back when the user clears theirs.
     const redraw = previousSportId !== null || (row.thumbnail === null && current.thumbnail !== null);
-    await enqueueInTransaction(trx, [
+    uow.enqueue(
       activityChanged(row, 'updated', row.version, previousSportId),
       ...(redraw ? [trackThumbnailJob(row)] : []),
-    ]);
-    await emitActivityEvent(trx, 'activity_update', row);
+    );
+    uow.emit({ type: 'ActivityUpdated', activity: row });
     return row;
   });
 }
@@ -454,16 +455,16 @@ export async function updateActivity(
  * the sync clients (tombstones.ts) and tells the records job, in one transaction.
  */
 export async function deleteActivity(db: Db, callerId: string, id: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const row = await trx
+  await trackingWork(db, async (uow) => {
+    const row = await uow.trx
       .deleteFrom('activities')
       .where('id', '=', id)
       .where('user_id', '=', callerId)
       .returningAll()
       .executeTakeFirst();
     if (!row) throw notFound(id);
-    await buryActivity(trx, row);
-    await enqueueInTransaction(trx, activityChanged(row, 'deleted', row.version + 1));
-    await emitActivityEvent(trx, 'activity_delete', row);
+    await buryActivity(uow.trx, row);
+    uow.enqueue(activityChanged(row, 'deleted', row.version + 1));
+    uow.emit({ type: 'ActivityDeleted', activity: row });
   });
 }

@@ -5,11 +5,11 @@ import type { Database } from '../../db/schema/index.ts';
 import type { UserChallengesTable } from '../../db/schema/progress.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { sportExists } from '../activities/references.ts';
 import { iri } from '../iri.ts';
 import { countOwned, lockOwnedCollection } from '../progress/owned.ts';
 import { DEFAULT_TIMEZONE } from '../sumups/periods.ts';
+import { trackingWork } from '../unit-of-work.ts';
 
 /**
  * A user's challenges (`/v2/user_challenges`, docs/tracking-gear-goals-challenges.md): a target of
@@ -93,7 +93,8 @@ export async function createChallenge(
 ): Promise<ChallengeRow> {
   const problems = await challengeProblems(db, callerId, input, input);
   if (problems.length) throw invalid(problems);
-  const id = await db.transaction().execute(async (trx) => {
+  const id = await trackingWork(db, async (uow) => {
+    const { trx } = uow;
     await lockOwnedCollection(trx, 'user_challenges', callerId);
     if ((await countOwned(trx, 'user_challenges', callerId)) >= MAX_CHALLENGES_PER_USER)
       throw conflictError(`You hold ${MAX_CHALLENGES_PER_USER} challenges, the most allowed: delete one first`);
@@ -110,7 +111,7 @@ export async function createChallenge(
       })
       .returning(['id', 'user_id', 'version'])
       .executeTakeFirstOrThrow();
-    await enqueueInTransaction(trx, challengeRefreshJob(row));
+    uow.enqueue(challengeRefreshJob(row));
     return row.id;
   });
   return findChallenge(db, callerId, id);
@@ -134,7 +135,8 @@ export async function updateChallenge(
   id: string,
   input: Pick<ChallengeInput, 'userId' | 'name' | 'endedAt' | 'target' | 'sportId'>,
 ): Promise<ChallengeRow> {
-  await db.transaction().execute(async (trx) => {
+  await trackingWork(db, async (uow) => {
+    const { trx } = uow;
     const current = await trx
       .selectFrom('user_challenges')
       .selectAll()
@@ -171,7 +173,7 @@ export async function updateChallenge(
       .where('user_id', '=', callerId)
       .returning(['id', 'user_id', 'version'])
       .executeTakeFirstOrThrow();
-    if (figures) await enqueueInTransaction(trx, challengeRefreshJob(row));
+    if (figures) uow.enqueue(challengeRefreshJob(row));
   });
   return findChallenge(db, callerId, id);
 }

@@ -4,7 +4,7 @@ import type { PersonalDataSection } from '../../kernel/registration.ts';
 import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
 import type { MarkDone } from '../../queue/outbox.ts';
 import { readActivityContent } from '../activities/store.ts';
-import { emitExportReady } from '../webhooks/export-event.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import { type ArchiveOptions, type ExportedActivity, writeActivitiesArchive } from './archive.ts';
 import { writePersonalDataArchive } from './personal-data.ts';
 import { exportStoragePath } from './store.ts';
@@ -154,7 +154,8 @@ export async function buildExport(db: Db, exportId: string, options: ExportJobOp
       .returning('id')
       .executeTakeFirst();
     if (marked) {
-      await emitExportReady(trx, exportId, options.publicUrl ?? '');
+      const publicUrl = options.publicUrl ?? '';
+      await trackingWork(trx, async (uow) => uow.emit({ type: 'ExportReady', exportId, publicUrl }));
       await options.markDone?.(trx);
     }
     return marked;

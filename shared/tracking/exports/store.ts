@@ -9,8 +9,8 @@ import type { Database } from '../../db/schema/index.ts';
 import { conflictError, notFoundError } from '../../errors.ts';
 import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { TRACKING_PREFIX } from '../iri.ts';
+import { trackingWork } from '../unit-of-work.ts';
 
 /**
  * Bulk exports of a user's activities (docs/tracking-exports.md): requesting one writes its row
@@ -102,7 +102,8 @@ export async function requestExport(
   ttlSeconds: number,
   kind: ExportKind = 'activities',
 ): Promise<ExportRow> {
-  return db.transaction().execute(async (trx) => {
+  return trackingWork(db, async (uow) => {
+    const { trx } = uow;
     await trx.selectFrom('tracking_users').select('id').where('id', '=', userId).forUpdate().executeTakeFirstOrThrow();
     await failStaleExports(trx, ttlSeconds, userId);
     const held = await trx
@@ -136,7 +137,7 @@ export async function requestExport(
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await enqueueInTransaction(trx, job('exports', 'user-export', { exportId: row.id }));
+    uow.enqueue(job('exports', 'user-export', { exportId: row.id }));
     return row;
   });
 }

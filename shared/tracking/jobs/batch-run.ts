@@ -1,6 +1,5 @@
 import type { Db } from '../../db/database.ts';
 import type { JobError } from '../../db/schema/jobs.ts';
-import { enqueueThumbnailRebuild, thumbnailRebuildProgress } from '../../media/thumbnail-rebuild.ts';
 import type { MarkDone } from '../../queue/outbox.ts';
 import { refreshComputedClimbs } from '../activities/climb-store.ts';
 import {
@@ -12,6 +11,7 @@ import {
 import type { RecomputeScope } from '../records/recompute-scope.ts';
 import type { RecordsSettings } from '../records/settings.ts';
 import { compactTime, enqueueSumupsRebuild, sumupsRebuildProgress } from '../sumups/rebuild-requests.ts';
+import { enqueueThumbnailRebuild, thumbnailRebuildProgress } from '../thumbnail/thumbnail-rebuild.ts';
 import { batchScopeOf, isBatchJobType } from './batch-params.ts';
 import type { JobRow } from './job-fields.ts';
 import { claimJob, endJob, recordJobProgress } from './job-store.ts';

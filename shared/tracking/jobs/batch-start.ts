@@ -1,8 +1,8 @@
 import type { Db } from '../../db/database.ts';
 import { type FieldError, forbiddenError, invalid } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
-import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { unknownSportIds } from '../activities/references.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import { type BatchJobType, type BatchParamsInput, parseBatchParams } from './batch-params.ts';
 import type { JobRow } from './job-fields.ts';
 import { insertJobs, newJobId } from './job-store.ts';
@@ -48,10 +48,11 @@ export async function startBatchJob(
     if (!user) problems.push({ path: 'body.params.user', message: `no tracking user ${scope.userId}` });
   }
   if (problems.length > 0) throw invalid(problems);
-  return db.transaction().execute(async (trx) => {
+  return trackingWork(db, async (uow) => {
+    const { trx } = uow;
     const [row] = await insertJobs(trx, [{ id: newJobId(), userId: caller.userId, type, params }]);
     if (!row) throw new Error('the job was not written');
-    await enqueueInTransaction(trx, batchJobQueued(row, type));
+    uow.enqueue(batchJobQueued(row, type));
     return row;
   });
 }

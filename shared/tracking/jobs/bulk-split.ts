@@ -4,6 +4,7 @@ import type { MarkDone } from '../../queue/outbox.ts';
 import { type BulkMember, bulkContents, bulkMember } from '../imports/bulk-members.ts';
 import { ZIP_LIMITS, type ZipLimits, ZipRefusal } from '../imports/zip-limits.ts';
 import { inspectZip, type ZipMemberInfo } from '../imports/zip-reader.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import { notClaimed } from './import-job.ts';
 import type { ImportParams } from './import-params.ts';
 import { finishBulkImport, importEnded, importFileQueued } from './job-effects.ts';
@@ -76,10 +77,10 @@ export async function runBulkSplit(
     zip = await inspectZip(jobFileOnDisk(options.storageDir, parent.file_path), limits);
   } catch (error) {
     if (!(error instanceof ZipRefusal)) throw error;
-    await db.transaction().execute(async (trx) => {
-      const ended = await endJob(trx, userId, jobId, { state: 'failed', error: refusalError(error) });
-      if (ended) await importEnded(trx, ended);
-      await options.markDone(trx);
+    await trackingWork(db, async (uow) => {
+      const ended = await endJob(uow.trx, userId, jobId, { state: 'failed', error: refusalError(error) });
+      if (ended) importEnded(uow, ended);
+      await options.markDone(uow.trx);
     });
     await removeJobFile(options.storageDir, parent.file_path);
     return { status: 'refused', jobId, reason: error.reason };
@@ -106,7 +107,8 @@ export async function runBulkSplit(
       children.push({ ...common, type: 'activity_import', params: childParams(parent.params, member), filePath });
     }
     const result = contents.listingProblem ? { listingProblem: contents.listingProblem } : {};
-    await db.transaction().execute(async (trx) => {
+    await trackingWork(db, async (uow) => {
+      const { trx } = uow;
       const rows = await insertJobs(trx, children);
       const skipped = rows.filter((r) => r.state === 'skipped').length;
       const split = await trx
@@ -119,8 +121,8 @@ export async function runBulkSplit(
         .executeTakeFirst();
       if (!split) throw new Error(`bulk import ${jobId} stopped running while it was split`);
       const pending = rows.filter((r) => r.state === 'pending');
-      await importFileQueued(trx, pending);
-      if (pending.length === 0) await finishBulkImport(trx, split);
+      importFileQueued(uow, pending);
+      if (pending.length === 0) await finishBulkImport(uow, split);
       await options.markDone(trx);
     });
   } catch (error) {

@@ -3,6 +3,7 @@ import type { MarkDone } from '../../queue/outbox.ts';
 import { DuplicateActivityError } from '../activities/duplicates.ts';
 import { importActivity } from '../imports/activity-import.ts';
 import type { ActivityImportPool } from '../imports/pool.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import { jobErrorOf, serverFailure } from './import-errors.ts';
 import { importFields } from './import-params.ts';
 import { childEnded, importEnded } from './job-effects.ts';
@@ -33,13 +34,13 @@ export type ImportJobOutcome =
 
 /** Ends the job in one transaction with its side effects and the outbox row's done mark. */
 async function end(db: Db, row: JobRow, outcome: JobEnd, markDone: MarkDone): Promise<JobRow | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const ended = await endJob(trx, row.user_id, row.id, outcome);
+  return trackingWork(db, async (uow) => {
+    const ended = await endJob(uow.trx, row.user_id, row.id, outcome);
     if (ended) {
-      await importEnded(trx, ended);
-      await childEnded(trx, ended, ended.state === 'done' ? 'done' : 'failed');
+      importEnded(uow, ended);
+      await childEnded(uow, ended, ended.state === 'done' ? 'done' : 'failed');
     }
-    await markDone(trx);
+    await markDone(uow.trx);
     return ended;
   });
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { conflictError } from '../../errors.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import { childEnded } from './job-effects.ts';
 import type { JobRow } from './job-fields.ts';
 import { findJob } from './job-store.ts';
@@ -11,7 +12,8 @@ import { findJob } from './job-store.ts';
  * counts as ended for its parent. A running or ended job is a conflict.
  */
 export async function cancelJob(db: Db, userId: string, id: string): Promise<JobRow> {
-  return db.transaction().execute(async (trx) => {
+  return trackingWork(db, async (uow) => {
+    const { trx } = uow;
     const row = await trx
       .updateTable('jobs')
       .set({ state: 'cancelled', updated_at: sql<Date>`now()`, finished_at: sql<Date>`now()` })
@@ -28,7 +30,7 @@ export async function cancelJob(db: Db, userId: string, id: string): Promise<Job
           : `The job ${id} has ended (${found.state}): only a job not yet started can be cancelled`,
       );
     }
-    await childEnded(trx, row, 'failed');
+    await childEnded(uow, row, 'failed');
     return row;
   });
 }

@@ -1,14 +1,13 @@
-import type { Transaction } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { Database } from '../../db/schema/index.ts';
 import type { FileImportFields } from '../imports/activity-import.ts';
+import { type TrackingWork, trackingWork } from '../unit-of-work.ts';
 import { importParams } from './import-params.ts';
 import { bulkSplitQueued, importFileQueued } from './job-effects.ts';
 import type { JobRow } from './job-fields.ts';
 import { jobFilePath, removeJobFile, writeJobFile } from './job-files.ts';
 import { insertJobs, type NewJob, newJobId } from './job-store.ts';
 
-type Queued = (trx: Transaction<Database>, row: JobRow) => Promise<void>;
+type Queued = (uow: TrackingWork, row: JobRow) => void;
 
 /**
  * A job about a file: the file is written to STORAGE_DIR and flushed first, then the job's row and
@@ -26,10 +25,10 @@ async function startFileJob(
   const filePath = jobFilePath(id);
   await writeJobFile(storageDir, filePath, source);
   try {
-    return await db.transaction().execute(async (trx) => {
-      const [row] = await insertJobs(trx, [{ ...job, id, filePath }]);
+    return await trackingWork(db, async (uow) => {
+      const [row] = await insertJobs(uow.trx, [{ ...job, id, filePath }]);
       if (!row) throw new Error('the job was not written');
-      await queued(trx, row);
+      queued(uow, row);
       return row;
     });
   } catch (error) {
@@ -53,7 +52,7 @@ export function startImportJob(
     fileName: file.name ?? null,
     contentType: file.contentType ?? null,
   };
-  return startFileJob(db, storageDir, job, file.bytes, (trx, row) => importFileQueued(trx, [row]));
+  return startFileJob(db, storageDir, job, file.bytes, (uow, row) => importFileQueued(uow, [row]));
 }
 
 /**

@@ -2,7 +2,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { Database } from '../../db/schema/index.ts';
 import { ACTIVITY_LIMITS } from '../activities/content.ts';
 import { type ChallengeDatatype, isChallengeDatatype } from '../challenges/store.ts';
-import { emitChallengeAchieved } from '../webhooks/progress-events.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import type { Contribution } from './contribution.ts';
 
 /**
@@ -170,7 +170,8 @@ async function settle(
     .where('id', '=', ch.id)
     .where('user_id', '=', userId)
     .execute();
-  if (announce) await emitChallengeAchieved(db, userId, ch.id);
+  if (announce)
+    await trackingWork(db, async (uow) => uow.emit({ type: 'ChallengeAchieved', userId, challengeId: ch.id }));
 }
 
 /**

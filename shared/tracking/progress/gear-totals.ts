@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema/index.ts';
-import { emitEquipmentAlert } from '../webhooks/progress-events.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import type { Contribution } from './contribution.ts';
 
 /**
@@ -108,5 +108,8 @@ async function sendGearAlerts(db: Kysely<Database>, userId: string, ids?: string
     .where('alerted_at', 'is', null)
     .where(sql<boolean>`distance >= alert_distance`);
   if (ids) q = q.where('id', 'in', ids);
-  for (const row of await q.returningAll().execute()) await emitEquipmentAlert(db, row);
+  const reached = await q.returningAll().execute();
+  await trackingWork(db, async (uow) => {
+    for (const equipment of reached) uow.emit({ type: 'GearAlertReached', equipment });
+  });
 }

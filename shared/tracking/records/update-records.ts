@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { type MarkDone, NO_MARK } from '../../queue/outbox.ts';
 import type { ActivityContent } from '../activities/data.ts';
 import { readActivityContent } from '../activities/store.ts';
-import { emitRecordsUpdate } from '../webhooks/records-event.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import { bestEfforts } from './best-efforts.ts';
 import {
   loadRecordWays,
@@ -133,7 +133,8 @@ export async function updateActivityRecords(
       result.written += counts.written;
       result.removed += counts.removed;
     }
-    if (result.written + result.removed > 0) await emitRecordsUpdate(trx, userId, result.sports);
+    if (result.written + result.removed > 0)
+      await trackingWork(trx, async (uow) => uow.emit({ type: 'RecordsUpdated', userId, sports: result.sports }));
     await markDone(trx);
     return result;
   });

@@ -6,7 +6,7 @@ import { type MarkDone, NO_MARK } from '../../queue/outbox.ts';
 import type { Track } from '../activities/data.ts';
 import { readActivityContent } from '../activities/store.ts';
 import { TRACKING_STORAGE_ROOT, trackingMediaStoragePath, trackingMediaUrl } from '../activities/uploads.ts';
-import { emitActivityEvent } from '../webhooks/events.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import { sportFamily } from './placeholder.ts';
 import { type RenderedThumbnail, renderPlaceholder, renderTrackThumbnail, type ThumbnailFormat } from './render.ts';
 
@@ -110,7 +110,9 @@ export async function drawActivityThumbnail(
         .where(sql<boolean>`thumbnail is not distinct from ${row.thumbnail}`)
         .executeTakeFirst();
       if (result.numUpdatedRows > 0n) {
-        await emitActivityEvent(trx, 'thumbnail_ready', { ...row, thumbnail: url });
+        await trackingWork(trx, async (uow) =>
+          uow.emit({ type: 'ThumbnailDrawn', activity: { ...row, thumbnail: url } }),
+        );
         await markDone(trx);
       }
       return result.numUpdatedRows > 0n;

@@ -5,8 +5,8 @@ import type { Db } from '../../db/database.ts';
 import type { TrackingUsersTable } from '../../db/schema/tracking.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { isCountryCode } from '../../places/places.ts';
-import { enqueueInTransaction } from '../../queue/outbox-write.ts';
 import { compactTime, sumupsRebuildJob } from '../sumups/rebuild-requests.ts';
+import { trackingWork } from '../unit-of-work.ts';
 import { scheduleDeleteProblem } from './schedule-delete.ts';
 import { canonicalTimezone, timezoneProblem } from './timezone.ts';
 
@@ -241,7 +241,8 @@ export async function updateTrackingUser(
   if (changes.scheduleDelete !== undefined) set.schedule_delete = changes.scheduleDelete;
   if (changes.timezone !== undefined)
     set.timezone = changes.timezone === null ? null : (canonicalTimezone(changes.timezone) ?? null);
-  await db.transaction().execute(async (trx) => {
+  await trackingWork(db, async (uow) => {
+    const { trx } = uow;
     // The purge locks the user when it starts the deletion: a change waits for it, then sees it.
     const row = await trx
       .selectFrom('tracking_users')
@@ -266,7 +267,7 @@ export async function updateTrackingUser(
       .executeTakeFirstOrThrow();
     // Its periods are cut in the zone: they are cut again, by the records workers.
     if (set.timezone !== undefined && set.timezone !== row.timezone)
-      await enqueueInTransaction(trx, sumupsRebuildJob(user.id, compactTime(updated.updated_at)));
+      uow.enqueue(sumupsRebuildJob(user.id, compactTime(updated.updated_at)));
   });
   const updated = await findTrackingUser(db, user.id);
   if (!updated) throw notFoundError(`No user ${user.id}`);

@@ -1,13 +1,13 @@
 import { access } from 'node:fs/promises';
 import { sql } from 'kysely';
-import type { Db } from '../db/database.ts';
-import { job } from '../queue/jobs.ts';
-import { enqueueInTransaction } from '../queue/outbox-write.ts';
-import { trackThumbnailJob } from '../tracking/activities/thumbnail-job.ts';
-import { activitiesInScope } from '../tracking/records/recompute-requests.ts';
-import { hasFilters, type RecomputeScope } from '../tracking/records/recompute-scope.ts';
-import { generatedThumbnailPath } from '../tracking/thumbnail/activity-thumbnail.ts';
-import { resolveStoragePath } from './storage.ts';
+import type { Db } from '../../db/database.ts';
+import { resolveStoragePath } from '../../media/storage.ts';
+import { job } from '../../queue/jobs.ts';
+import { enqueueInTransaction } from '../../queue/outbox-write.ts';
+import { trackThumbnailJob } from '../activities/thumbnail-job.ts';
+import { activitiesInScope } from '../records/recompute-requests.ts';
+import { hasFilters, type RecomputeScope } from '../records/recompute-scope.ts';
+import { generatedThumbnailPath } from './activity-thumbnail.ts';
 
 /** What `npm run derived:rebuild -- --thumbnails` found and asked for. */
 export interface ThumbnailRebuildSummary {
