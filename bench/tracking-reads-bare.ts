@@ -4,6 +4,7 @@ import { hashSecret } from '../shared/accounts/secrets.ts';
 import { tokenRefusal, tokenScopes } from '../shared/auth/token-rules.ts';
 import { createDb, type Db } from '../shared/db/database.ts';
 import { DomainError } from '../shared/errors.ts';
+import { readActivityContent } from '../shared/tracking/activities/content-read.ts';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { computeLaps } from '../shared/tracking/activities/laps.ts';
 import { movingRuleFor, storedTrack } from '../shared/tracking/activities/moving-store.ts';
@@ -13,7 +14,6 @@ import {
   SPLIT_UNITS,
   type SplitUnit,
 } from '../shared/tracking/activities/splits.ts';
-import { readActivityContent } from '../shared/tracking/activities/store.ts';
 import { formatDateTime } from '../shared/tracking/dates.ts';
 import { activityBestEfforts, effortDistance, effortName } from '../shared/tracking/records/best-effort-ranks.ts';
 import { RESOLUTIONS, type Resolution } from '../shared/tracking/streams/downsample.ts';

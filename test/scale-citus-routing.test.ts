@@ -556,7 +556,7 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/sumups/rollup.ts#applyActivitySumups': SUMUPS_STEP,
   'shared/tracking/thumbnail/activity-thumbnail.ts#drawActivityThumbnail':
     'the thumbnail job works by activity id (its payload carries no user id)',
-  'shared/tracking/activities/store.ts#readActivityContent': `the jobs read an activity's content by its id; ${NO_USER_COLUMN}`,
+  'shared/tracking/activities/content-read.ts#readActivityContent': `the jobs read an activity's content by its id; ${NO_USER_COLUMN}`,
   'shared/tracking/exports/job.ts#buildExport': EXPORT_JOB,
   'shared/tracking/exports/job.ts#countActivitiesToExport': EXPORT_JOB,
   'shared/tracking/exports/job.ts#activitiesToExport': EXPORT_JOB,

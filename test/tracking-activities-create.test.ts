@@ -1,6 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
-import { createActivity, readActivityContent } from '../shared/tracking/activities/store.ts';
+import { readActivityContent } from '../shared/tracking/activities/content-read.ts';
+import { createActivity } from '../shared/tracking/activities/store.ts';
 import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
 import { startTrackingApi } from './helpers/tracking.ts';
 import { activity, activityCalls, me, RUNNING, violations } from './helpers/tracking-activities.ts';

@@ -1,12 +1,12 @@
 import type { z } from 'zod';
 import { ACTIVITY_LIMITS, summariesFromJson } from '../../shared/tracking/activities/content.ts';
+import { findActivityContent } from '../../shared/tracking/activities/content-read.ts';
 import { DuplicateActivityError, type DuplicatePolicy } from '../../shared/tracking/activities/duplicates.ts';
 import { ACTIVITY_ORDERS, listActivities } from '../../shared/tracking/activities/list.ts';
 import {
   type ActivityInput,
   createActivity,
   deleteActivity,
-  findActivityContent,
   updateActivity,
 } from '../../shared/tracking/activities/store.ts';
 import type { ActivityBody } from '../../shared/tracking/body/activity-body.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { findActivityContent } from '../../shared/tracking/activities/content-read.ts';
 import { computeLaps, type Lap } from '../../shared/tracking/activities/laps.ts';
 import { movingRuleFor } from '../../shared/tracking/activities/moving-store.ts';
-import { findActivityContent } from '../../shared/tracking/activities/store.ts';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { iri, TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
 import type { AppContext } from '../context.ts';

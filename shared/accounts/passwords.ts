@@ -1,6 +1,6 @@
 import { randomBytes, type ScryptOptions, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 
-/** scrypt parameters: N=2^15, r=8, p=1 (32 MiB, ~50-100 ms); stored with each hash so they can be raised. */
+/** scrypt parameters: N=2^15, r=8, p=1 (32 MiB of memory per hash); stored with each hash so they can be raised. */
 const DEFAULTS = { N: 2 ** 15, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 export const MIN_PASSWORD_LENGTH = 10;

@@ -27,7 +27,7 @@ function areaConditions(ps: Params, area: SearchArea, geog: string): string[] {
   // stops at the area's edge. The area test is written as an index condition (`&&` on a
   // geocentric box) plus an exact check without index support: ST_DWithin/ST_Intersects would
   // add conditions whose selectivity PostGIS badly underestimates on geography, steering the
-  // planner away from the KNN scan (measured at 1M places: 200-800 ms sorts instead of ~10 ms).
+  // planner away from the KNN scan to a sort of the whole area (bench/README.md, places-search).
   if (area.kind === 'radius') {
     const origin = `${point(ps, area.origin)}::geography`;
     const metres = ps.add(area.radiusKm * 1000);
@@ -221,8 +221,7 @@ export function compileSearchQuery(params: SearchParams): { sql: string; paramet
  * A prepared-statement name per distinct search SQL (its text depends only on which parameters
  * are present, not on their values): pg prepares it once per connection, PostgreSQL skips the
  * parse and analysis of each search and, once its generic plan is as cheap as the custom ones
- * (bbox and radius searches, measured), the planning too: about a quarter of PostgreSQL's CPU
- * per search. Bounded: past 100 shapes in a process, searches run unnamed.
+ * (bbox and radius searches), the planning too (bench/README.md, places-search). Bounded: past 100 shapes in a process, searches run unnamed.
  */
 const STATEMENTS = new Map<string, string>();
 const MAX_STATEMENTS = 100;

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { copyBinaryRows, literal } from '../../db/copy-binary.ts';
-import { type Db, poolOf } from '../../db/database.ts';
+import type { Db } from '../../db/database.ts';
 import type { ActivityRow } from '../../db/schema/tracking.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
@@ -12,18 +10,10 @@ import { equipmentProblems, newActivityGear } from '../gear/activity-gear.ts';
 import { iri } from '../iri.ts';
 import { previewRows } from '../streams/preview-store.ts';
 import { trackingWork } from '../unit-of-work.ts';
-import {
-  channelBytes,
-  channelFromBytes,
-  int4ArrayFromBinary,
-  int4ArrayParam,
-  trackFromWkb,
-  trackToEwkb,
-} from './binary.ts';
+import { channelBytes, int4ArrayParam, trackToEwkb } from './binary.ts';
 import { availableDatatypesWith, changeProblems } from './changes.ts';
 import { contentLimitProblems } from './content.ts';
-import type { ActivityContent, Datastream } from './data.ts';
-import { emptyDatastream, emptyTrack } from './data.ts';
+import type { ActivityContent } from './data.ts';
 import { deriveActivityFields } from './derived.ts';
 import {
   DuplicateActivityError,
@@ -303,82 +293,6 @@ export async function createActivity(db: Db, callerId: string, input: ActivityIn
     if (refused) throw refused;
   }
   throw conflictError('The activity collided with others being deleted at the same time: send it again');
-}
-
-/** A stream row above this size is decoded in a turn of the event loop of its own. */
-const LARGE_STREAM_BYTES = 256 * 1024;
-
-/** Tags of the streams query's rows: a datatype id (≥ 1) for a channel, else one of these. */
-const TRACK_ROW = -1;
-const ELAPSED_ROW = -2;
-
-/**
- * The streams of activity `id` (of `ownerId` only, when given) as one binary COPY: its rows are
- * (tag, bytes), the track as WKB (`ST_AsBinary`), the elapsed seconds as `array_send`, each
- * channel's own bytes. Not one byte of them is text-encoded on the way (copy-binary.ts).
- */
-function streamsQuery(id: string, ownerId: string | undefined): string {
-  const activity = literal(id);
-  const owned =
-    ownerId === undefined
-      ? ''
-      : ` and exists (select from activities o where o.id = ${activity} and o.user_id = ${literal(ownerId)})`;
-  return `select ${TRACK_ROW}, ST_AsBinary(t.track) from activity_tracks t where t.activity_id = ${activity}${owned}
-    union all select ${ELAPSED_ROW}, array_send(d.elapsed) from activity_datastreams d where d.activity_id = ${activity}${owned}
-    union all select c.datatype_id, c."values" from activity_stream_channels c where c.activity_id = ${activity}${owned}`;
-}
-
-/**
- * An activity and its content (streams as typed arrays), whoever owns it: for the jobs (records,
- * thumbnails, exports). Undefined when there is no such activity; with `ownerId`, also when it
- * belongs to someone else. `db` must be one createDb made (the streams are read with COPY).
- */
-export async function readActivityContent(
-  db: Db,
-  id: string,
-  ownerId?: string,
-): Promise<{ row: ActivityRow; content: ActivityContent } | undefined> {
-  let main = db.selectFrom('activities').selectAll().where('id', '=', id);
-  if (ownerId !== undefined) main = main.where('user_id', '=', ownerId);
-  // Streams never change after the creation, so reading them beside the row (two connections,
-  // in parallel) cannot mix two versions of an activity.
-  const [row, streams] = await Promise.all([
-    main.executeTakeFirst(),
-    copyBinaryRows(poolOf(db), streamsQuery(id, ownerId)),
-  ]);
-  if (!row) return undefined;
-  const datastream: Datastream = emptyDatastream();
-  let track = emptyTrack();
-  for (const [tagBytes, bytes] of streams) {
-    if (!tagBytes || !bytes) continue;
-    // Decoding a long track or channel takes a while: other requests run between two.
-    if (bytes.length > LARGE_STREAM_BYTES) await nextTurn();
-    const tag = tagBytes.readInt32BE(0);
-    if (tag === TRACK_ROW) track = trackFromWkb(bytes);
-    else if (tag === ELAPSED_ROW) datastream.elapsed = int4ArrayFromBinary(bytes);
-    else datastream.channels.set(tag, channelFromBytes(bytes));
-  }
-  const content: ActivityContent = {
-    sportId: row.sport_id,
-    name: row.name,
-    startdate: row.startdate,
-    duration: row.duration,
-    summaries: new Map(Object.entries(row.data_summaries).map(([k, v]) => [Number(k), v])),
-    datastream,
-    track,
-  };
-  return { row, content };
-}
-
-/** The caller's activity with its content; 404 when it is not theirs. */
-export async function findActivityContent(
-  db: Db,
-  callerId: string,
-  id: string,
-): Promise<{ row: ActivityRow; content: ActivityContent }> {
-  const found = await readActivityContent(db, id, callerId);
-  if (!found) throw notFound(id);
-  return found;
 }
 
 /**

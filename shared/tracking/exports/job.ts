@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.ts';
 import type { PersonalDataSection } from '../../kernel/registration.ts';
 import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
 import type { MarkDone } from '../../queue/outbox.ts';
-import { readActivityContent } from '../activities/store.ts';
+import { readActivityContent } from '../activities/content-read.ts';
 import { trackingWork } from '../unit-of-work.ts';
 import { type ArchiveOptions, type ExportedActivity, writeActivitiesArchive } from './archive.ts';
 import { writePersonalDataArchive } from './personal-data.ts';

@@ -1,9 +1,10 @@
 import { Decoder, Stream } from '@garmin/fitsdk';
-import { buildActivity, PointCollector } from './activity-builder.ts';
+import { buildActivity } from './activity-builder.ts';
 import { sportFromFit } from './file-sports.ts';
 import { ImportError } from './import-error.ts';
 import { type ImportedActivity, type ImportOptions, resolveSport } from './import-options.ts';
 import { IMPORT_LIMITS } from './limits.ts';
+import { PointCollector } from './point-collector.ts';
 import type { DeclaredTotals } from './summaries.ts';
 
 /**

@@ -1,7 +1,8 @@
-import { buildActivity, cleanName, PointCollector, type PointValues } from './activity-builder.ts';
+import { buildActivity, cleanName } from './activity-builder.ts';
 import { sportFromGpxType } from './file-sports.ts';
 import { ImportError } from './import-error.ts';
 import { type ImportedActivity, type ImportOptions, resolveSport } from './import-options.ts';
+import { PointCollector, type PointValues } from './point-collector.ts';
 import {
   attr,
   child,

@@ -1,7 +1,8 @@
-import { buildActivity, cleanName, PointCollector } from './activity-builder.ts';
+import { buildActivity, cleanName } from './activity-builder.ts';
 import { sportFromTcx } from './file-sports.ts';
 import { ImportError } from './import-error.ts';
 import { type ImportedActivity, type ImportOptions, resolveSport } from './import-options.ts';
+import { PointCollector } from './point-collector.ts';
 import type { DeclaredTotals } from './summaries.ts';
 import {
   attr,

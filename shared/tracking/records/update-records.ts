@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import { type MarkDone, NO_MARK } from '../../queue/outbox.ts';
+import { readActivityContent } from '../activities/content-read.ts';
 import type { ActivityContent } from '../activities/data.ts';
-import { readActivityContent } from '../activities/store.ts';
 import { trackingWork } from '../unit-of-work.ts';
 import { bestEfforts } from './best-efforts.ts';
 import {
