@@ -16,7 +16,8 @@ import { fmt, quantile } from './stats.ts';
 /**
  * bench/tracking-bulk-import (docs/tracking-files.md, "Bulk import"): BENCH_BULK_FILES (1,000)
  * one-hour GPX files at 1 Hz (3,600 points with elevation and heart rate) in one zip, imported end
- * to end by one worker process (queues imports, records and thumbnails; IMPORTS_CONCURRENCY 2):
+ * to end by one worker process (queues imports, records and thumbnails; IMPORTS_CONCURRENCY 2;
+ * its WORKER_NICE is BENCH_BULK_WORKER_NICE, 0 by default):
  * from the POST until the bulk job is done and every job it caused has run. Beside it, in the
  * same run, the synchronous one-file path: BENCH_BULK_SYNC_FILES (100) files of the same kind
  * POSTed one by one by two clients (the cores), until their records and thumbnails have run too.
@@ -29,6 +30,7 @@ const SETTINGS = {
   files: Math.max(10, Math.round(envNumber('BENCH_BULK_FILES', 1000))),
   syncFiles: Math.max(10, Math.round(envNumber('BENCH_BULK_SYNC_FILES', 100))),
   idleS: envNumber('BENCH_BULK_IDLE_S', 10),
+  workerNice: Math.round(envNumber('BENCH_BULK_WORKER_NICE', 0)),
 };
 const GOAL_PER_FILE_RATIO = 1;
 const GOAL_P99_RATIO = 2;
@@ -71,6 +73,7 @@ function startWorkerProcess(databaseUrl: string): ChildProcess {
       DATABASE_URL: databaseUrl,
       WORKER_QUEUES: 'imports,records,thumbnails',
       IMPORTS_CONCURRENCY: '2',
+      WORKER_NICE: String(SETTINGS.workerNice),
       LOG_LEVEL: 'warn',
       MIGRATE_ON_START: 'false',
       QUEUE_PREFIX,
@@ -117,7 +120,7 @@ export async function run(): Promise<{ failed: boolean }> {
   const log = (s: string) => console.log(s);
   log(`tracking-bulk-import benchmark on ${url.replace(/\/\/[^@]*@/, '//')}`);
   log(
-    `settings: ${SETTINGS.files} one-hour GPX files in one zip against ${SETTINGS.syncFiles} posted one by one; ` +
+    `settings: ${SETTINGS.files} one-hour GPX files in one zip against ${SETTINGS.syncFiles} posted one by one; WORKER_NICE ${SETTINGS.workerNice}; ` +
       `${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(1)}`,
   );
   await ensureDatabase(url);

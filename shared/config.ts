@@ -119,6 +119,12 @@ export const envSchema = z.object({
   SERVICES: listOf(SERVICE_NAMES).default([...SERVICE_NAMES]),
   WORKER_QUEUES: listOf(QUEUE_NAMES).default([...QUEUE_NAMES]),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /**
+   * The worker process's nice value (0 to 19; workers/main.ts applies it before any thread
+   * starts, so its import threads inherit it): on a host shared with the API, the API's requests
+   * get the CPU first while the workers catch up (docs/operations.md).
+   */
+  WORKER_NICE: z.coerce.number().int().min(0).max(19).default(0),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   /**
    * Seconds after its relay an outbox row whose job has not completed is looked for in Redis by
