@@ -1,28 +1,8 @@
-import { z } from 'zod';
+import { searchFeatureSchema } from '../../shared/places/feature.ts';
 import { searchPlaces } from '../../shared/places/search-places.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, type SearchQuery, searchQuery } from '../../shared/places/search-query.ts';
 import type { AppContext } from '../context.ts';
 import { type Page, SerializedItems } from '../http/formats/format.ts';
-import { activitySchema, placeSchema } from './schemas.ts';
-
-/** A search result item: a subset of the single-place Feature, plus its proximity. */
-const featureSchema = placeSchema.extend({
-  properties: placeSchema.shape.properties
-    .pick({
-      uuid: true,
-      name: true,
-      slug: true,
-      external_place_id: true,
-      contact_details: true,
-      address_components: true,
-    })
-    .extend({
-      proximity: z
-        .number()
-        .meta({ description: 'km from user_origin (or origin, or the box centre) to the nearest point' }),
-      activities: z.array(activitySchema.pick({ sport_id: true, tags: true, attributes: true })),
-    }),
-});
 
 /** GET /places: the search, the list operation of the places resource (see places.ts). */
 export function searchOperation(app: AppContext) {
@@ -37,7 +17,7 @@ export function searchOperation(app: AppContext) {
       'Every invalid parameter is a 422 whose errors name it (query.radius, query.ne...).',
     ].join('\n\n'),
     query: searchQuery,
-    item: featureSchema,
+    item: searchFeatureSchema,
     handler: async ({ query }: { query: SearchQuery }): Promise<Page<never>> => {
       const found = await app.reads.read(undefined, ({ pool }) => searchPlaces(pool, query));
       return {

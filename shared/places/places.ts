@@ -13,7 +13,7 @@ import {
   type Viewer,
   visibleTo,
 } from './activities.ts';
-import type { Geometry } from './geojson.ts';
+import type { PlaceFeature } from './feature.ts';
 import { DEFAULT_LOCALE, type Locale } from './locale.ts';
 
 export const isCountryCode = (c: string): boolean => /^[A-Z]{2}$/.test(c) && countries.isValid(c);
@@ -69,11 +69,8 @@ export async function placeActivities(db: Db, placeIds: number[]): Promise<Place
   return activityQuery(db).where('a.place_id', 'in', placeIds).orderBy('a.sport_id').execute();
 }
 
-export interface PlaceJson {
-  type: 'Feature';
-  geometry: Geometry;
-  properties: Record<string, unknown>;
-}
+/** A place as the API writes it (feature.ts defines it). */
+export type PlaceJson = PlaceFeature;
 
 /** The single-place GeoJSON Feature (the places spec's Place, see docs/places.md). */
 export async function placeJson(
@@ -145,7 +142,7 @@ export async function placesJson(
     const note = own.find((n) => n.locale === locale) ?? own.find((n) => n.locale === DEFAULT_LOCALE);
     return {
       type: 'Feature',
-      geometry: JSON.parse(row.geojson) as Geometry,
+      geometry: JSON.parse(row.geojson) as PlaceFeature['geometry'],
       properties: {
         uuid: row.uuid,
         name: row.name,
@@ -171,7 +168,7 @@ export async function placesJson(
           .filter((e) => e.place_id === row.id)
           .map((e) => ({
             user: userJson(e.created_by, e.user_first_name, e.user_last_name, e.user_roles),
-            fields: e.fields,
+            fields: { ...e.fields },
             notes: e.notes,
             submitted_at: formatCreatedAt(e.updated_at),
             revision: e.revision,

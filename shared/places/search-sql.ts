@@ -1,5 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { type SearchFeatureProperties, searchFeatureSchema } from './feature.ts';
 import type { LngLat, SearchArea, SearchKey, SearchParams } from './search-query.ts';
 
 /**
@@ -158,22 +159,30 @@ function pageQuery(ps: Params, params: SearchParams, ref: string): { sql: string
   };
 }
 
-/** The Feature of a page row `pg`, as the API returns it (same members, same order). */
+/** Each member of a search result (feature.ts), in SQL over a page row `pg`. */
+const SEARCH_PROPERTIES_SQL: { readonly [K in keyof SearchFeatureProperties]-?: string } = {
+  uuid: 'pg.uuid',
+  name: 'pg.name',
+  slug: 'pg.slug',
+  proximity: 'floor(pg.proximity_m + 0.5) / 1000',
+  external_place_id: 'pg.external_place_id',
+  contact_details: `json_build_object('email', pg.email, 'phone', pg.phone, 'website', pg.website,
+    'booking_url', pg.booking_url, 'social_username', pg.social_username)`,
+  address_components: `json_build_object('address', pg.address, 'city', pg.city,
+    'province', pg.province, 'country', pg.country)`,
+  activities: `(
+      select coalesce(json_agg(json_build_object('sport_id', a.sport_id, 'tags', a.tags, 'attributes', a.attributes)
+                               order by a.sport_id), '[]'::json)
+      from place_activities a where a.place_id = pg.id)`,
+};
+
+/** The Feature of a page row `pg`: the members feature.ts lists, in its order. */
 const FEATURE = `json_build_object(
   'type', 'Feature',
   'geometry', coalesce(pg.geojson::json, st_asgeojson(pg.geom)::json),
-  'properties', json_build_object(
-    'uuid', pg.uuid, 'name', pg.name, 'slug', pg.slug,
-    'proximity', floor(pg.proximity_m + 0.5) / 1000,
-    'external_place_id', pg.external_place_id,
-    'contact_details', json_build_object('email', pg.email, 'phone', pg.phone, 'website', pg.website,
-                                         'booking_url', pg.booking_url, 'social_username', pg.social_username),
-    'address_components', json_build_object('address', pg.address, 'city', pg.city,
-                                            'province', pg.province, 'country', pg.country),
-    'activities', (
-      select coalesce(json_agg(json_build_object('sport_id', a.sport_id, 'tags', a.tags, 'attributes', a.attributes)
-                               order by a.sport_id), '[]'::json)
-      from place_activities a where a.place_id = pg.id)))::text`;
+  'properties', json_build_object(${Object.keys(searchFeatureSchema.shape.properties.shape)
+    .map((key) => `'${key}', ${SEARCH_PROPERTIES_SQL[key as keyof SearchFeatureProperties]}`)
+    .join(',\n    ')}))::text`;
 
 /**
  * The result of a search, one row: how many places the page query found from the page's start
