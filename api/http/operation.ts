@@ -57,6 +57,13 @@ export interface OperationDeclaration<
   idempotent?: boolean;
   /** The body to send for the handler's result (the result itself unless said). */
   write?: (ctx: Context, result: R, serializer: Serializer | undefined) => unknown;
+  /**
+   * The handler writes the response itself (a file, a page, a redirect): a result it returns is
+   * the body as is, with no Content-Type set and no 204 for an undefined one.
+   */
+  writesResponse?: boolean;
+  /** Its query accepts every query it can be sent (a pass-through): no 422 is documented for it. */
+  queryCannotFail?: boolean;
 }
 
 type App = Pick<AppContext, 'verifier' | 'db' | 'config'>;
@@ -85,7 +92,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
   const negotiates = offered.length > 1;
   if (negotiates) errors[406] = errorResponse(format, `Accept allows none of ${offered.join(', ')}`);
   for (const [status, text] of Object.entries(spec.errors ?? {})) errors[Number(status)] = errorResponse(format, text);
-  if (spec.query || spec.body)
+  if ((spec.query && !d.queryCannotFail) || spec.body)
     errors[spec.queryErrorStatus && !spec.body ? spec.queryErrorStatus : 422] ??= errorResponse(
       format,
       'Invalid request (each problem names its parameter or field)',
@@ -132,13 +139,18 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       middleware: [...(chooses ? [acceptable(offered)] : []), ...middleware],
       responses: only
         ? { 200: { description: `${spec.summary}, as ${only}`, alternates: { [only]: undefined } }, ...unnegotiated }
-        : { ...typed(d.success), ...typed(spec.responses ?? {}), ...errors },
+        : // Declared responses win over the computed errors (an OAuth error, an HTML 404 page).
+          { ...errors, ...typed(d.success), ...typed(spec.responses ?? {}) },
       handler: async (ctx, input) => {
         if (d.status) ctx.status = d.status;
         const principal = ctx.state.principal;
         const caller = principal && d.caller ? await d.caller(principal) : undefined;
         // The access middleware ran: a `bearer` operation has its principal (PrincipalFor).
         const result = await spec.handler({ ...input, principal, caller, ctx } as OperationInput<Q, P, B, A, C>);
+        if (d.writesResponse) {
+          if (result !== undefined && ctx.body === undefined) ctx.body = result;
+          return;
+        }
         if (result instanceof Answer) {
           ctx.status = result.status;
           ctx.set(result.headers);
