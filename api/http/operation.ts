@@ -1,5 +1,5 @@
 import type { Context, Middleware } from 'koa';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { type Access, accessCanRefuse, accessMiddleware, accessSecurity } from './access.ts';
 import { Answer } from './answer.ts';
@@ -12,11 +12,13 @@ import {
   idempotencyKeyHeader,
   replayedHeaders,
 } from './idempotency.ts';
+import { type BodyInputs, bodyInputs, isBodyInputs, jsonInput, readBody } from './inputs.ts';
 import { negotiate, notAcceptable } from './negotiation.ts';
 import type { HttpMethod } from './openapi.ts';
 import type { CallerResolver, OperationInput, OperationSpec, Representation } from './resource-spec.ts';
 import type { ResponseSpec } from './response-spec.ts';
-import type { ApiRouter, BodySpec, Security } from './route.ts';
+import { type ApiRouter, type BodySpec, operationIdOf, type Security } from './route.ts';
+import { parseInput } from './validate.ts';
 
 /**
  * One operation of the API, whole: its negotiation, credentials, caller, inputs, handler, the
@@ -123,12 +125,12 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
   /** The route at `path`; `only` is the media type its path suffix chooses, whatever Accept says. */
   const register = (path: string, only?: string) => {
     const chooses = !only && negotiates;
-    router.add<Q, P, B>({
+    addRoute(router, {
       method: d.method,
       path,
       summary: only ? `${spec.summary} (${only})` : spec.summary,
       ...(spec.description ? { description: spec.description } : {}),
-      ...(d.tag ? { tags: [d.tag] } : {}),
+      ...(d.tag ? { tag: d.tag } : {}),
       security: d.security ?? accessSecurity(access),
       ...(spec.query ? { query: spec.query } : {}),
       ...(headers ? { headers } : {}),
@@ -187,4 +189,101 @@ function acceptable(offered: readonly string[]): Middleware {
     if (negotiate(ctx.get('accept'), offered) === undefined) throw notAcceptable(offered);
     await next();
   };
+}
+
+/** What the router is handed for one path of an operation: validated, documented, then the handler. */
+interface RouteSpec {
+  method: HttpMethod;
+  /** Koa path relative to the router prefix, e.g. `/places/:id`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag?: string;
+  /** Credentials the route requires (documented; enforced by `middleware`). */
+  security?: Security[];
+  query?: z.ZodType;
+  params?: z.ZodType;
+  headers?: z.ZodObject;
+  body?: BodySpec;
+  /** Status for an invalid query (422 unless a spec says otherwise). */
+  queryErrorStatus?: number;
+  responses: Record<number, ResponseSpec>;
+  /** Runs before validation: negotiation, credentials, idempotency... */
+  middleware: Middleware[];
+  /** Gets the validated parts (typed by the operation's declaration, whose schemas made them). */
+  handler: (ctx: Context, input: { query: unknown; params: unknown; body: unknown }) => unknown;
+}
+
+/** A route's body as inputs: a bare schema is one JSON input. */
+function inputsOf(body: BodySpec): BodyInputs<unknown> {
+  return isBodyInputs(body)
+    ? body
+    : bodyInputs('Send the body as JSON (Content-Type: application/json)', jsonInput(body));
+}
+
+/** The route on the Koa router and in /openapi.json: private, so an operation is only ever declared whole. */
+function addRoute(router: ApiRouter, spec: RouteSpec): void {
+  const inputs = spec.body ? inputsOf(spec.body) : undefined;
+  // A bare schema's handler gets the validated document; declared inputs' handlers get the tagged value.
+  const unwrap = spec.body !== undefined && !isBodyInputs(spec.body);
+  const handler: Middleware = async (ctx) => {
+    const query = spec.query ? parseInput(spec.query, ctx.query, 'query', spec.queryErrorStatus) : undefined;
+    const params = spec.params ? parseInput(spec.params, ctx.params, 'params', 404) : undefined;
+    if (spec.headers) parseInput(spec.headers, ctx.headers, 'headers', 400);
+    // Read after the credentials (the route's middleware): an unknown caller's body costs nothing.
+    const read = inputs ? await readBody(ctx, inputs, router.bodyLimitBytes) : undefined;
+    const body = unwrap ? (read as { value: unknown }).value : read;
+    const result = await spec.handler(ctx, { query, params, body });
+    if (result !== undefined && ctx.body === undefined) ctx.body = result;
+  };
+  router.router[spec.method](spec.path, ...spec.middleware, handler);
+  documentRoute(router, spec, inputs);
+}
+
+function documentRoute(router: ApiRouter, spec: RouteSpec, inputs: BodyInputs<unknown> | undefined): void {
+  const responses: Record<
+    string,
+    { description: string; content?: Record<string, { schema?: z.ZodType }>; headers?: z.ZodObject }
+  > = {};
+  for (const [status, declared] of Object.entries(spec.responses)) {
+    // An error declared with no body answers the service's own error document: say so.
+    const bare = !declared.schema && !declared.alternates && Number(status) >= 400;
+    const r = bare ? errorResponse(router.errorFormat, declared.description) : declared;
+    const content: Record<string, { schema?: z.ZodType }> = {
+      ...(r.schema ? { [r.contentType ?? 'application/json']: { schema: r.schema } } : {}),
+      ...Object.fromEntries(
+        Object.entries(r.alternates ?? {}).map(([type, schema]) => [type, schema ? { schema } : {}]),
+      ),
+    };
+    responses[status] = {
+      description: r.description,
+      ...(Object.keys(content).length ? { content } : {}),
+      ...(r.headers ? { headers: r.headers } : {}),
+    };
+  }
+  const path = `${router.prefix}${spec.path}`;
+  router.registry.add(path, spec.method, {
+    operationId: operationIdOf(spec.method, path),
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    tags: [spec.tag ?? router.tag],
+    ...(spec.security?.length ? { security: [Object.fromEntries(spec.security.map((s) => [s, []]))] } : {}),
+    requestParams: {
+      ...(spec.query instanceof z.ZodObject ? { query: spec.query } : {}),
+      ...(spec.params instanceof z.ZodObject ? { path: spec.params } : {}),
+      ...(spec.headers ? { header: spec.headers } : {}),
+    },
+    ...(inputs
+      ? {
+          requestBody: {
+            // Optional when a request without a body is read and its schema takes none.
+            required: !inputs.inputs.some((i) => i.readsNoBody && i.schema?.safeParse(undefined).success),
+            content: Object.fromEntries(
+              inputs.inputs.flatMap((i) => Object.entries(i.documented).map(([type, schema]) => [type, { schema }])),
+            ),
+          },
+        }
+      : {}),
+    responses,
+  });
 }
