@@ -87,7 +87,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
   // What the operation can answer: the format's serializer, then its alternates and the
   // operation's own representations. With more than one, `Accept` chooses (406 when it can't).
   const serializers = d.serializer ? [d.serializer, ...(d.serializer.alternates ?? [])] : [];
-  const representations = (spec.representations ?? {}) as Record<string, Representation<R>>;
+  const representations: Record<string, Representation<R>> = spec.representations ?? {};
   const extra = Object.keys(representations);
   const own = d.serializer ? serializers.map((s) => s.contentType) : extra.length ? [contentType] : [];
   const offered = [...new Set([...own, ...extra])];
@@ -211,7 +211,7 @@ interface RouteSpec {
   /** Runs before validation: negotiation, credentials, idempotency... */
   middleware: Middleware[];
   /** Gets the validated parts (typed by the operation's declaration, whose schemas made them). */
-  handler: (ctx: Context, input: { query: unknown; params: unknown; body: unknown }) => unknown;
+  handler: (ctx: Context, input: { query: unknown; params: unknown; body: unknown }) => Promise<void>;
 }
 
 /** A route's body as inputs: a bare schema is one JSON input. */
@@ -233,8 +233,7 @@ function addRoute(router: ApiRouter, spec: RouteSpec): void {
     // Read after the credentials (the route's middleware): an unknown caller's body costs nothing.
     const read = inputs ? await readBody(ctx, inputs, router.bodyLimitBytes) : undefined;
     const body = unwrap ? (read as { value: unknown }).value : read;
-    const result = await spec.handler(ctx, { query, params, body });
-    if (result !== undefined && ctx.body === undefined) ctx.body = result;
+    await spec.handler(ctx, { query, params, body });
   };
   router.router[spec.method](spec.path, ...spec.middleware, handler);
   documentRoute(router, spec, inputs);
