@@ -41,7 +41,6 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
     method: 'get',
     path: '/oauth/authorize',
     access: 'public',
-    success: {},
     writesResponse: true,
     // Its parameters never refuse a request: errors are shown on oidc-provider's page.
     queryCannotFail: true,
@@ -64,7 +63,6 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
     method: 'get',
     path: '/oauth/accessToken',
     access: 'public',
-    success: {},
     // It answers OAuth errors (RFC 6749 §5.2) itself, never a 422.
     writesResponse: true,
     queryCannotFail: true,
@@ -129,7 +127,6 @@ export function trackingRouter(app: AppContext, provider: Provider): Router {
     path: '/api/me',
     // It reads its token from the query or the header itself (the tracking spec's flow).
     access: 'public',
-    success: {},
     spec: {
       summary: 'The signed-in user and their tracking bearer (tracking spec)',
       description:

@@ -54,7 +54,8 @@ export interface OperationDeclaration<
   contentType?: string;
   /** The format's serializer, when the result is written by it (its alternates are negotiated). */
   serializer?: Serializer;
-  success: Record<number, ResponseSpec>;
+  /** Its documented successes (those of a page or a redirect may be in `spec.responses` instead). */
+  success?: Record<number, ResponseSpec>;
   /** Whether it takes an Idempotency-Key when the spec does not say (a resource's `create` does). */
   idempotent?: boolean;
   /** The body to send for the handler's result (the result itself unless said). */
@@ -142,7 +143,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       responses: only
         ? { 200: { description: `${spec.summary}, as ${only}`, alternates: { [only]: undefined } }, ...unnegotiated }
         : // Declared responses win over the computed errors (an OAuth error, an HTML 404 page).
-          { ...errors, ...typed(d.success), ...typed(spec.responses ?? {}) },
+          { ...errors, ...typed(d.success ?? {}), ...typed(spec.responses ?? {}) },
       handler: async (ctx, input) => {
         if (d.status) ctx.status = d.status;
         const principal = ctx.state.principal;

@@ -18,7 +18,6 @@ const document = z.object({ '@context': z.unknown() }).loose();
 const PUBLIC_DOCUMENT = {
   access: 'public',
   tag: 'tracking documentation',
-  success: {},
   writesResponse: true,
 } as const;
 const contextParams = z.object({ type: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,99}$/) });
