@@ -49,7 +49,7 @@ export async function createApp(ctx: AppContext, options: AppOptions = {}): Prom
     redis: ctx.redis,
     ...(ctx.reads.replica ? { replica: () => ctx.reads.state } : {}),
   });
-  const health = healthRouter({
+  const health = healthRouter(ctx, {
     readiness,
     metrics: metrics.registry,
     registry: ctx.registry,

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { z } from 'zod';
 import { unprocessable } from '../api/http/errors.ts';
+import { addOperation } from '../api/http/operation.ts';
 import { ApiRouter } from '../api/http/route.ts';
 import type { ServiceModule } from '../api/service-module.ts';
 import { startTestApi } from './helpers/app.ts';
@@ -23,34 +24,43 @@ function probeService(
         bodyLimitBytes: ctx.config.bodyLimitBytes,
         tag: name,
       });
-      api.add({
+      addOperation(api, ctx, {
         method: 'get',
         path: '/probe/:id',
-        summary: 'Probe',
         params: z.object({ id: z.coerce.number().int().positive() }),
-        query: z.object({ radius: z.coerce.number().max(100).optional() }),
-        responses: { 200: { description: 'ok', schema: z.object({ id: z.number() }) } },
-        handler: (_ctx, { params }) => ({ id: params.id }),
-      });
-      api.add({
-        method: 'post',
-        path: '/probe',
-        summary: 'Probe body',
-        body: z.object({ name: z.string().min(1) }),
-        responses: { 201: { description: 'created' } },
-        handler: (c, { body }) => {
-          if (body.name === 'taken') throw unprocessable([{ path: 'body.name', message: 'is taken' }]);
-          c.status = 201;
-          return body;
+        access: 'public',
+        success: { 200: { description: 'ok', schema: z.object({ id: z.number() }) } },
+        spec: {
+          summary: 'Probe',
+          query: z.object({ radius: z.coerce.number().max(100).optional() }),
+          handler: ({ params }) => ({ id: params.id }),
         },
       });
-      api.add({
+      addOperation(api, ctx, {
+        method: 'post',
+        path: '/probe',
+        access: 'public',
+        success: { 201: { description: 'created' } },
+        spec: {
+          summary: 'Probe body',
+          body: z.object({ name: z.string().min(1) }),
+          handler: ({ ctx: c, body }) => {
+            if (body.name === 'taken') throw unprocessable([{ path: 'body.name', message: 'is taken' }]);
+            c.status = 201;
+            return body;
+          },
+        },
+      });
+      addOperation(api, ctx, {
         method: 'get',
         path: '/boom',
-        summary: 'Fails',
-        responses: { 200: { description: 'never' } },
-        handler: () => {
-          throw new Error('secret internal detail');
+        access: 'public',
+        success: { 200: { description: 'never' } },
+        spec: {
+          summary: 'Fails',
+          handler: () => {
+            throw new Error('secret internal detail');
+          },
         },
       });
       return [api.router];

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { z } from 'zod';
+import { addOperation } from '../api/http/operation.ts';
 import { ApiRouter } from '../api/http/route.ts';
 import type { ServiceModule } from '../api/service-module.ts';
 import { freePort, startTestApi } from './helpers/app.ts';
@@ -17,16 +18,19 @@ const slowService: ServiceModule = {
       bodyLimitBytes: ctx.config.bodyLimitBytes,
       tag: 'test',
     });
-    api.add({
+    addOperation(api, ctx, {
       method: 'get',
       path: '/slow',
-      summary: 'Answers after 300 ms',
-      query: z.object({}),
-      responses: { 200: { description: 'ok' } },
-      handler: async () => {
-        slowStarted();
-        await new Promise((r) => setTimeout(r, 300));
-        return { done: true };
+      access: 'public',
+      success: { 200: { description: 'ok' } },
+      spec: {
+        summary: 'Answers after 300 ms',
+        query: z.object({}),
+        handler: async () => {
+          slowStarted();
+          await new Promise((r) => setTimeout(r, 300));
+          return { done: true };
+        },
       },
     });
     return [api.router];

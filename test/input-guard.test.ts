@@ -11,6 +11,7 @@ import {
   queryProblems,
   textProblem,
 } from '../api/http/input-guard.ts';
+import { addOperation } from '../api/http/operation.ts';
 import { ApiRouter } from '../api/http/route.ts';
 import type { ServiceModule } from '../api/service-module.ts';
 import { SERVICES } from '../api/services.ts';
@@ -32,13 +33,12 @@ function echo(name: 'catalogue' | 'tracking', prefix: string): ServiceModule {
         bodyLimitBytes: app.config.bodyLimitBytes,
         tag: 'echo',
       });
-      router.add({
+      addOperation(router, app, {
         method: 'post',
         path: '/echo',
-        summary: 'Echo',
-        body: z.unknown(),
-        responses: { 200: { description: 'The body' } },
-        handler: (_ctx, { body }) => ({ received: body ?? null }),
+        access: 'public',
+        success: { 200: { description: 'The body' } },
+        spec: { summary: 'Echo', body: z.unknown(), handler: ({ body }) => ({ received: body ?? null }) },
       });
       return [router.router];
     },

@@ -7,6 +7,7 @@ import {
 } from '../../shared/catalogue/recommendations-read.ts';
 import type { AppContext } from '../context.ts';
 import { errorResponse } from '../http/error-schemas.ts';
+import { addOperation } from '../http/operation.ts';
 import type { ApiRouter } from '../http/route.ts';
 
 const { min, max } = RECOMMENDATIONS_COUNT;
@@ -40,26 +41,24 @@ export function addRecommendationRoutes(router: ApiRouter, app: AppContext, base
     404: errorResponse(format, 'Unknown sport, country or city'),
     422: errorResponse(format, 'count out of bounds, or a malformed location'),
   };
-  router.add({
+  addOperation(router, app, {
     method: 'get',
     path: `${base}/:id/recommendations`,
-    summary: 'Sports practised with this one',
-    description: `The sports most often practised with this one: at the same approved places and by the same people (tracking users with activities of both sports, counted only when at least ${COPRACTICE_MIN_PEOPLE} share the pair), most shared first, ties by id. ${FALLBACK}`,
-    query,
     params: z.object({ id: sportParam }),
-    responses: { 200: { description: 'Sport ids', schema: list }, ...errors },
-    handler: (_ctx, { query, params }) =>
-      app.reads.read(undefined, ({ db }) => recommendedSports(db, params.id, query.count)),
+    access: 'public',
+    success: { 200: { description: 'Sport ids', schema: list } },
+    spec: {
+      summary: 'Sports practised with this one',
+      description: `The sports most often practised with this one: at the same approved places and by the same people (tracking users with activities of both sports, counted only when at least ${COPRACTICE_MIN_PEOPLE} share the pair), most shared first, ties by id. ${FALLBACK}`,
+      query,
+      responses: errors,
+      handler: ({ query, params }) =>
+        app.reads.read(undefined, ({ db }) => recommendedSports(db, params.id, query.count)),
+    },
   });
-  router.add({
+  addOperation(router, app, {
     method: 'get',
     path: `${base}/:id/recommendations/:location`,
-    summary: 'Sports popular in a city or a country',
-    description: [
-      "`location` is either a 2-letter ISO country code (`FR`): the sports with the most approved places per km² in that country; or a city: the sports offered by the most approved places within 20 km of it. A city is written as its name, a comma and its country code (`Lille,FR`, `New%20York%20City,US`), or as the catalogue's original key, the name in lower case with `_` (or `-`) for spaces and other separators, accents optional, then `_` and the country code (`montreal_ca`, `new_york_city_us`, `saint-etienne_fr`). Case does not matter; a city name (or key) shared by several cities of the country means the most populous.",
-      `The sport itself is never listed; ties are broken by id. An unknown sport, country or city is a 404. ${FALLBACK}`,
-    ].join('\n\n'),
-    query,
     params: z.object({
       id: sportParam,
       location: z.string().meta({
@@ -67,9 +66,19 @@ export function addRecommendationRoutes(router: ApiRouter, app: AppContext, base
         example: 'Lille,FR',
       }),
     }),
-    responses: { 200: { description: 'Sport ids', schema: list }, ...errors },
-    handler: (_ctx, { query, params }) =>
-      app.reads.read(undefined, ({ db }) => recommendedSportsIn(db, params.id, params.location, query.count)),
+    access: 'public',
+    success: { 200: { description: 'Sport ids', schema: list } },
+    spec: {
+      summary: 'Sports popular in a city or a country',
+      description: [
+        "`location` is either a 2-letter ISO country code (`FR`): the sports with the most approved places per km² in that country; or a city: the sports offered by the most approved places within 20 km of it. A city is written as its name, a comma and its country code (`Lille,FR`, `New%20York%20City,US`), or as the catalogue's original key, the name in lower case with `_` (or `-`) for spaces and other separators, accents optional, then `_` and the country code (`montreal_ca`, `new_york_city_us`, `saint-etienne_fr`). Case does not matter; a city name (or key) shared by several cities of the country means the most populous.",
+        `The sport itself is never listed; ties are broken by id. An unknown sport, country or city is a 404. ${FALLBACK}`,
+      ].join('\n\n'),
+      query,
+      responses: errors,
+      handler: ({ query, params }) =>
+        app.reads.read(undefined, ({ db }) => recommendedSportsIn(db, params.id, params.location, query.count)),
+    },
   });
   return router;
 }

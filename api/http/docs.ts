@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { errorResponse } from './error-schemas.ts';
+import { addOperation } from './operation.ts';
 import { ApiRouter } from './route.ts';
 
 const require = createRequire(import.meta.url);
@@ -38,7 +39,7 @@ const INIT = `window.ui = SwaggerUIBundle({
 });`;
 
 /** /openapi.json and an interactive /docs page served from local swagger-ui assets (no CDN). */
-export function docsRouter(app: Pick<AppContext, 'registry' | 'config'>): ApiRouter {
+export function docsRouter(app: Pick<AppContext, 'registry' | 'config' | 'verifier' | 'db'>): ApiRouter {
   const { config, registry } = app;
   const router = new ApiRouter({
     prefix: '',
@@ -47,49 +48,61 @@ export function docsRouter(app: Pick<AppContext, 'registry' | 'config'>): ApiRou
     bodyLimitBytes: config.bodyLimitBytes,
     tag: 'documentation',
   });
-  const text = (description: string, type: string) => ({
-    200: { description, alternates: { [type]: undefined } },
+  // Public files, written by their handlers.
+  const file = (description: string, type: string) => ({
+    access: 'public' as const,
+    success: { 200: { description, alternates: { [type]: undefined } } },
+    writesResponse: true,
   });
-  return router
-    .add({
-      method: 'get',
-      path: '/openapi.json',
+  addOperation(router, app, {
+    method: 'get',
+    path: '/openapi.json',
+    ...file('The OpenAPI document', 'application/json'),
+    spec: {
       summary: 'This OpenAPI 3.1 document: every operation of the services this process mounts',
-      responses: text('The OpenAPI document', 'application/json'),
-      handler: (ctx) => {
+      handler: ({ ctx }) => {
         ctx.body = registry.document(config.PUBLIC_URL);
       },
-    })
-    .add({
-      method: 'get',
-      path: '/docs',
+    },
+  });
+  addOperation(router, app, {
+    method: 'get',
+    path: '/docs',
+    ...file('The page', 'text/html'),
+    spec: {
       summary: 'The API documentation (Swagger UI) over /openapi.json',
-      responses: text('The page', 'text/html'),
-      handler: (ctx) => {
+      handler: ({ ctx }) => {
         ctx.type = 'text/html; charset=utf-8';
         ctx.body = PAGE;
       },
-    })
-    .add({
-      method: 'get',
-      path: '/docs/init.js',
+    },
+  });
+  addOperation(router, app, {
+    method: 'get',
+    path: '/docs/init.js',
+    ...file('The script', 'application/javascript'),
+    spec: {
       summary: 'The script of the documentation page',
-      responses: text('The script', 'application/javascript'),
-      handler: (ctx) => {
+      handler: ({ ctx }) => {
         ctx.type = 'application/javascript; charset=utf-8';
         ctx.body = INIT;
       },
-    })
-    .add({
-      method: 'get',
-      path: '/docs/assets/:file',
+    },
+  });
+  addOperation(router, app, {
+    method: 'get',
+    path: '/docs/assets/:file',
+    params: z.object({ file: z.enum(Object.keys(ASSETS) as [string, ...string[]]) }),
+    ...file('The asset', 'application/octet-stream'),
+    spec: {
       summary: "The documentation page's styles, scripts and icon",
-      params: z.object({ file: z.enum(Object.keys(ASSETS) as [string, ...string[]]) }),
-      responses: { ...text('The asset', 'application/octet-stream'), 404: errorResponse('problem', 'No such asset') },
-      handler: (ctx, { params }) => {
+      responses: { 404: errorResponse('problem', 'No such asset') },
+      handler: ({ ctx, params }) => {
         ctx.type = ASSETS[params.file] as string;
         ctx.set('Cache-Control', 'public, max-age=86400');
         ctx.body = createReadStream(path.join(assetsDir, params.file));
       },
-    });
+    },
+  });
+  return router;
 }

@@ -3,7 +3,9 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { pingDb } from '../../shared/db/database.ts';
 import { pingRedis, type RedisClient } from '../../shared/queue/connection.ts';
+import type { AppContext } from '../context.ts';
 import type { OpenApiRegistry } from './openapi.ts';
+import { addOperation } from './operation.ts';
 import type { Readiness } from './ops-metrics.ts';
 import { ApiRouter } from './route.ts';
 
@@ -28,12 +30,15 @@ export function readinessCheck(deps: {
 }
 
 /** Liveness, readiness and metrics: the operator's endpoints (docs/operations.md). */
-export function healthRouter(deps: {
-  readiness: () => Promise<Readiness>;
-  metrics: Registry;
-  registry: OpenApiRegistry;
-  bodyLimitBytes: number;
-}): ApiRouter {
+export function healthRouter(
+  app: Pick<AppContext, 'verifier' | 'db' | 'config'>,
+  deps: {
+    readiness: () => Promise<Readiness>;
+    metrics: Registry;
+    registry: OpenApiRegistry;
+    bodyLimitBytes: number;
+  },
+): ApiRouter {
   const router = new ApiRouter({
     prefix: '',
     errorFormat: 'problem',
@@ -41,23 +46,22 @@ export function healthRouter(deps: {
     bodyLimitBytes: deps.bodyLimitBytes,
     tag: 'operations',
   });
-  return router
-    .add({
-      method: 'get',
-      path: '/health',
-      summary: 'Liveness: the process answers',
-      responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
-      handler: () => ({ status: 'ok' }),
-    })
-    .add({
-      method: 'get',
-      path: '/ready',
+  addOperation(router, app, {
+    method: 'get',
+    path: '/health',
+    access: 'public',
+    success: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+    spec: { summary: 'Liveness: the process answers', handler: () => ({ status: 'ok' }) },
+  });
+  addOperation(router, app, {
+    method: 'get',
+    path: '/ready',
+    access: 'public',
+    success: { 200: { description: 'Ready', schema: readiness } },
+    spec: {
       summary: 'Readiness: PostgreSQL and Redis answer and the process is not shutting down',
-      responses: {
-        200: { description: 'Ready', schema: readiness },
-        503: { description: 'Not ready: what is down', schema: readiness },
-      },
-      handler: async (ctx) => {
+      responses: { 503: { description: 'Not ready: what is down', schema: readiness } },
+      handler: async ({ ctx }) => {
         const { postgres, redis, shuttingDown } = await deps.readiness();
         const ready = postgres && redis && !shuttingDown;
         ctx.status = ready ? 200 : 503;
@@ -68,15 +72,21 @@ export function healthRouter(deps: {
           ...(shuttingDown ? { shuttingDown: true } : {}),
         };
       },
-    })
-    .add({
-      method: 'get',
-      path: '/metrics',
+    },
+  });
+  addOperation(router, app, {
+    method: 'get',
+    path: '/metrics',
+    access: 'public',
+    success: { 200: { description: 'The text exposition format', alternates: { 'text/plain': undefined } } },
+    writesResponse: true,
+    spec: {
       summary: 'Prometheus metrics of this API process (queues and outbox included)',
-      responses: { 200: { description: 'The text exposition format', alternates: { 'text/plain': undefined } } },
-      handler: async (ctx) => {
+      handler: async ({ ctx }) => {
         ctx.type = deps.metrics.contentType;
         ctx.body = await deps.metrics.metrics();
       },
-    });
+    },
+  });
+  return router;
 }

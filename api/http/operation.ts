@@ -1,5 +1,5 @@
 import type { Context, Middleware } from 'koa';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { type Access, accessCanRefuse, accessMiddleware, accessSecurity } from './access.ts';
 import { Answer } from './answer.ts';
@@ -12,11 +12,13 @@ import {
   idempotencyKeyHeader,
   replayedHeaders,
 } from './idempotency.ts';
+import { type BodyInputs, bodyInputs, isBodyInputs, jsonInput, readBody } from './inputs.ts';
 import { negotiate, notAcceptable } from './negotiation.ts';
 import type { HttpMethod } from './openapi.ts';
 import type { CallerResolver, OperationInput, OperationSpec, Representation } from './resource-spec.ts';
 import type { ResponseSpec } from './response-spec.ts';
-import type { ApiRouter, BodySpec, Security } from './route.ts';
+import { type ApiRouter, type BodySpec, operationIdOf, type Security } from './route.ts';
+import { parseInput } from './validate.ts';
 
 /**
  * One operation of the API, whole: its negotiation, credentials, caller, inputs, handler, the
@@ -52,11 +54,19 @@ export interface OperationDeclaration<
   contentType?: string;
   /** The format's serializer, when the result is written by it (its alternates are negotiated). */
   serializer?: Serializer;
-  success: Record<number, ResponseSpec>;
+  /** Its documented successes (those of a page or a redirect may be in `spec.responses` instead). */
+  success?: Record<number, ResponseSpec>;
   /** Whether it takes an Idempotency-Key when the spec does not say (a resource's `create` does). */
   idempotent?: boolean;
   /** The body to send for the handler's result (the result itself unless said). */
   write?: (ctx: Context, result: R, serializer: Serializer | undefined) => unknown;
+  /**
+   * The handler writes the response itself (a file, a page, a redirect): a result it returns is
+   * the body as is, with no Content-Type set and no 204 for an undefined one.
+   */
+  writesResponse?: boolean;
+  /** Its query accepts every query it can be sent (a pass-through): no 422 is documented for it. */
+  queryCannotFail?: boolean;
 }
 
 type App = Pick<AppContext, 'verifier' | 'db' | 'config'>;
@@ -78,14 +88,14 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
   // What the operation can answer: the format's serializer, then its alternates and the
   // operation's own representations. With more than one, `Accept` chooses (406 when it can't).
   const serializers = d.serializer ? [d.serializer, ...(d.serializer.alternates ?? [])] : [];
-  const representations = (spec.representations ?? {}) as Record<string, Representation<R>>;
+  const representations: Record<string, Representation<R>> = spec.representations ?? {};
   const extra = Object.keys(representations);
   const own = d.serializer ? serializers.map((s) => s.contentType) : extra.length ? [contentType] : [];
   const offered = [...new Set([...own, ...extra])];
   const negotiates = offered.length > 1;
   if (negotiates) errors[406] = errorResponse(format, `Accept allows none of ${offered.join(', ')}`);
   for (const [status, text] of Object.entries(spec.errors ?? {})) errors[Number(status)] = errorResponse(format, text);
-  if (spec.query || spec.body)
+  if ((spec.query && !d.queryCannotFail) || spec.body)
     errors[spec.queryErrorStatus && !spec.body ? spec.queryErrorStatus : 422] ??= errorResponse(
       format,
       'Invalid request (each problem names its parameter or field)',
@@ -116,12 +126,12 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
   /** The route at `path`; `only` is the media type its path suffix chooses, whatever Accept says. */
   const register = (path: string, only?: string) => {
     const chooses = !only && negotiates;
-    router.add<Q, P, B>({
+    addRoute(router, {
       method: d.method,
       path,
       summary: only ? `${spec.summary} (${only})` : spec.summary,
       ...(spec.description ? { description: spec.description } : {}),
-      ...(d.tag ? { tags: [d.tag] } : {}),
+      ...(d.tag ? { tag: d.tag } : {}),
       security: d.security ?? accessSecurity(access),
       ...(spec.query ? { query: spec.query } : {}),
       ...(headers ? { headers } : {}),
@@ -132,13 +142,18 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       middleware: [...(chooses ? [acceptable(offered)] : []), ...middleware],
       responses: only
         ? { 200: { description: `${spec.summary}, as ${only}`, alternates: { [only]: undefined } }, ...unnegotiated }
-        : { ...typed(d.success), ...typed(spec.responses ?? {}), ...errors },
+        : // Declared responses win over the computed errors (an OAuth error, an HTML 404 page).
+          { ...errors, ...typed(d.success ?? {}), ...typed(spec.responses ?? {}) },
       handler: async (ctx, input) => {
         if (d.status) ctx.status = d.status;
         const principal = ctx.state.principal;
         const caller = principal && d.caller ? await d.caller(principal) : undefined;
         // The access middleware ran: a `bearer` operation has its principal (PrincipalFor).
         const result = await spec.handler({ ...input, principal, caller, ctx } as OperationInput<Q, P, B, A, C>);
+        if (d.writesResponse) {
+          if (result !== undefined && ctx.body === undefined) ctx.body = result;
+          return;
+        }
         if (result instanceof Answer) {
           ctx.status = result.status;
           ctx.set(result.headers);
@@ -175,4 +190,100 @@ function acceptable(offered: readonly string[]): Middleware {
     if (negotiate(ctx.get('accept'), offered) === undefined) throw notAcceptable(offered);
     await next();
   };
+}
+
+/** What the router is handed for one path of an operation: validated, documented, then the handler. */
+interface RouteSpec {
+  method: HttpMethod;
+  /** Koa path relative to the router prefix, e.g. `/places/:id`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag?: string;
+  /** Credentials the route requires (documented; enforced by `middleware`). */
+  security?: Security[];
+  query?: z.ZodType;
+  params?: z.ZodType;
+  headers?: z.ZodObject;
+  body?: BodySpec;
+  /** Status for an invalid query (422 unless a spec says otherwise). */
+  queryErrorStatus?: number;
+  responses: Record<number, ResponseSpec>;
+  /** Runs before validation: negotiation, credentials, idempotency... */
+  middleware: Middleware[];
+  /** Gets the validated parts (typed by the operation's declaration, whose schemas made them). */
+  handler: (ctx: Context, input: { query: unknown; params: unknown; body: unknown }) => Promise<void>;
+}
+
+/** A route's body as inputs: a bare schema is one JSON input. */
+function inputsOf(body: BodySpec): BodyInputs<unknown> {
+  return isBodyInputs(body)
+    ? body
+    : bodyInputs('Send the body as JSON (Content-Type: application/json)', jsonInput(body));
+}
+
+/** The route on the Koa router and in /openapi.json: private, so an operation is only ever declared whole. */
+function addRoute(router: ApiRouter, spec: RouteSpec): void {
+  const inputs = spec.body ? inputsOf(spec.body) : undefined;
+  // A bare schema's handler gets the validated document; declared inputs' handlers get the tagged value.
+  const unwrap = spec.body !== undefined && !isBodyInputs(spec.body);
+  const handler: Middleware = async (ctx) => {
+    const query = spec.query ? parseInput(spec.query, ctx.query, 'query', spec.queryErrorStatus) : undefined;
+    const params = spec.params ? parseInput(spec.params, ctx.params, 'params', 404) : undefined;
+    if (spec.headers) parseInput(spec.headers, ctx.headers, 'headers', 400);
+    // Read after the credentials (the route's middleware): an unknown caller's body costs nothing.
+    const read = inputs ? await readBody(ctx, inputs, router.bodyLimitBytes) : undefined;
+    const body = unwrap ? (read as { value: unknown }).value : read;
+    await spec.handler(ctx, { query, params, body });
+  };
+  router.router[spec.method](spec.path, ...spec.middleware, handler);
+  documentRoute(router, spec, inputs);
+}
+
+function documentRoute(router: ApiRouter, spec: RouteSpec, inputs: BodyInputs<unknown> | undefined): void {
+  const responses: Record<
+    string,
+    { description: string; content?: Record<string, { schema?: z.ZodType }>; headers?: z.ZodObject }
+  > = {};
+  for (const [status, declared] of Object.entries(spec.responses)) {
+    // An error declared with no body answers the service's own error document: say so.
+    const bare = !declared.schema && !declared.alternates && Number(status) >= 400;
+    const r = bare ? errorResponse(router.errorFormat, declared.description) : declared;
+    const content: Record<string, { schema?: z.ZodType }> = {
+      ...(r.schema ? { [r.contentType ?? 'application/json']: { schema: r.schema } } : {}),
+      ...Object.fromEntries(
+        Object.entries(r.alternates ?? {}).map(([type, schema]) => [type, schema ? { schema } : {}]),
+      ),
+    };
+    responses[status] = {
+      description: r.description,
+      ...(Object.keys(content).length ? { content } : {}),
+      ...(r.headers ? { headers: r.headers } : {}),
+    };
+  }
+  const path = `${router.prefix}${spec.path}`;
+  router.registry.add(path, spec.method, {
+    operationId: operationIdOf(spec.method, path),
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    tags: [spec.tag ?? router.tag],
+    ...(spec.security?.length ? { security: [Object.fromEntries(spec.security.map((s) => [s, []]))] } : {}),
+    requestParams: {
+      ...(spec.query instanceof z.ZodObject ? { query: spec.query } : {}),
+      ...(spec.params instanceof z.ZodObject ? { path: spec.params } : {}),
+      ...(spec.headers ? { header: spec.headers } : {}),
+    },
+    ...(inputs
+      ? {
+          requestBody: {
+            // Optional when a request without a body is read and its schema takes none.
+            required: !inputs.inputs.some((i) => i.readsNoBody && i.schema?.safeParse(undefined).success),
+            content: Object.fromEntries(
+              inputs.inputs.flatMap((i) => Object.entries(i.documented).map(([type, schema]) => [type, { schema }])),
+            ),
+          },
+        }
+      : {}),
+    responses,
+  });
 }

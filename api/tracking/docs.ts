@@ -5,6 +5,7 @@ import { errorResponse } from '../http/error-schemas.ts';
 import { notFound } from '../http/errors.ts';
 import { ENTRYPOINT, ERROR_TYPES } from '../http/formats/hydra-context.ts';
 import { apiDocumentation, contextDocument, entrypoint, type HydraApi } from '../http/formats/hydra-documentation.ts';
+import { addOperation } from '../http/operation.ts';
 import type { ApiRouter } from '../http/route.ts';
 
 const TITLE = 'Sports tracking data';
@@ -13,6 +14,12 @@ const DESCRIPTION =
 
 const JSON_LD = 'application/ld+json';
 const document = z.object({ '@context': z.unknown() }).loose();
+/** Public, written by their handlers as JSON-LD. */
+const PUBLIC_DOCUMENT = {
+  access: 'public',
+  tag: 'tracking documentation',
+  writesResponse: true,
+} as const;
 const contextParams = z.object({ type: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,99}$/) });
 
 /**
@@ -49,43 +56,51 @@ export function documentationRoutes(router: ApiRouter, app: AppContext): void {
     ctx.body = body;
   };
 
-  router.add({
+  addOperation(router, app, {
     method: 'get',
     path: '/',
-    summary: 'The API entrypoint: the IRI of every collection',
-    description: 'Also at `/v2` (no trailing slash). Public: no credentials needed.',
-    tags: ['tracking documentation'],
-    responses: { 200: { description: 'The entrypoint (`@type` Entrypoint)', schema: document, contentType: JSON_LD } },
-    handler: (ctx) => send(ctx, current().entrypoint),
+    ...PUBLIC_DOCUMENT,
+    spec: {
+      summary: 'The API entrypoint: the IRI of every collection',
+      description: 'Also at `/v2` (no trailing slash). Public: no credentials needed.',
+      responses: {
+        200: { description: 'The entrypoint (`@type` Entrypoint)', schema: document, contentType: JSON_LD },
+      },
+      handler: ({ ctx }) => send(ctx, current().entrypoint),
+    },
   });
 
-  router.add({
+  addOperation(router, app, {
     method: 'get',
     path: '/docs.jsonld',
-    summary: 'The Hydra API documentation (hydra:ApiDocumentation)',
-    description:
-      "Every class with its properties and operations, the entrypoint's collections and the constraint violations, in API Platform's shape (its api-doc-parser and Admin read it). Announced by the `Link` header of every /v2 response. Public.",
-    tags: ['tracking documentation'],
-    responses: { 200: { description: 'The API documentation', schema: document, contentType: JSON_LD } },
-    handler: (ctx) => send(ctx, current().docs),
+    ...PUBLIC_DOCUMENT,
+    spec: {
+      summary: 'The Hydra API documentation (hydra:ApiDocumentation)',
+      description:
+        "Every class with its properties and operations, the entrypoint's collections and the constraint violations, in API Platform's shape (its api-doc-parser and Admin read it). Announced by the `Link` header of every /v2 response. Public.",
+      responses: { 200: { description: 'The API documentation', schema: document, contentType: JSON_LD } },
+      handler: ({ ctx }) => send(ctx, current().docs),
+    },
   });
 
-  router.add({
+  addOperation(router, app, {
     method: 'get',
     path: '/contexts/:type',
-    summary: 'The JSON-LD context of a type (`@context` of its documents)',
-    description:
-      'Each property maps to `<docs>#Type/property`; links are typed `@id`. Exists for every `@type` the service serves, `Entrypoint`, `ConstraintViolationList` and `Error` included. Public.',
-    tags: ['tracking documentation'],
     params: contextParams,
-    responses: {
-      200: { description: 'The context document', schema: document, contentType: JSON_LD },
-      404: errorResponse('hydra', 'No such type'),
-    },
-    handler: (ctx, { params }) => {
-      const context = current().contexts.get(params.type);
-      if (!context) throw notFound(`No JSON-LD context for the type ${params.type}`);
-      send(ctx, context);
+    ...PUBLIC_DOCUMENT,
+    spec: {
+      summary: 'The JSON-LD context of a type (`@context` of its documents)',
+      description:
+        'Each property maps to `<docs>#Type/property`; links are typed `@id`. Exists for every `@type` the service serves, `Entrypoint`, `ConstraintViolationList` and `Error` included. Public.',
+      responses: {
+        200: { description: 'The context document', schema: document, contentType: JSON_LD },
+        404: errorResponse('hydra', 'No such type'),
+      },
+      handler: ({ ctx, params }) => {
+        const context = current().contexts.get(params.type);
+        if (!context) throw notFound(`No JSON-LD context for the type ${params.type}`);
+        send(ctx, context);
+      },
     },
   });
 }

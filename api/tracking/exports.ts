@@ -21,6 +21,7 @@ import { errorResponse } from '../http/error-schemas.ts';
 import { HttpError, notFound } from '../http/errors.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { hydraSerializer } from '../http/formats/hydra.ts';
+import { addOperation } from '../http/operation.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { dateTimeOut, pagingShape, writeBody } from './schemas.ts';
 import { trackingResource } from './tracking-resource.ts';
@@ -168,32 +169,37 @@ export function exportsResource(router: ApiRouter, app: AppContext): void {
     },
   });
 
-  router.add({
+  addOperation(router, app, {
     method: 'get',
     path: `${PATH}/:id/download`,
-    summary: 'Download an export (the link of its `url`)',
-    description:
-      'No credentials: the link carries its own secret token (256 random bits), so a browser can open it. The zip answers with Content-Disposition: attachment. A wrong token, an unknown export or one not done yet: 404; an export past its `expiresAt`: 410 (then 404 once the cleanup removed it).',
     params: exportIdParams,
-    query: downloadQuery,
-    responses: {
-      200: { description: 'The zip', alternates: { 'application/zip': undefined } },
-      404: errorResponse('hydra', 'No such export, wrong token, or not done yet'),
-      410: errorResponse('hydra', 'The export expired'),
-      422: errorResponse('hydra', 'No token'),
-    },
-    handler: async (ctx, { params, query }) => {
-      const found = await exportDownload(db, config.STORAGE_DIR, params.id, query.token);
-      if (found.kind === 'expired')
-        throw new HttpError(
-          410,
-          'Gone',
-          `Export ${params.id} expired at ${formatDateTime(found.row.expires_at ?? new Date())}`,
-        );
-      ctx.set(zipHeaders(found.row));
-      ctx.type = 'application/zip';
-      ctx.body = createReadStream(found.file);
-      ctx.length = found.bytes;
+    // The link carries its own secret: a browser opens it without credentials.
+    access: 'public',
+    success: { 200: { description: 'The zip', alternates: { 'application/zip': undefined } } },
+    writesResponse: true,
+    spec: {
+      summary: 'Download an export (the link of its `url`)',
+      description:
+        'No credentials: the link carries its own secret token (256 random bits), so a browser can open it. The zip answers with Content-Disposition: attachment. A wrong token, an unknown export or one not done yet: 404; an export past its `expiresAt`: 410 (then 404 once the cleanup removed it).',
+      query: downloadQuery,
+      responses: {
+        404: errorResponse('hydra', 'No such export, wrong token, or not done yet'),
+        410: errorResponse('hydra', 'The export expired'),
+        422: errorResponse('hydra', 'No token'),
+      },
+      handler: async ({ ctx, params, query }) => {
+        const found = await exportDownload(db, config.STORAGE_DIR, params.id, query.token);
+        if (found.kind === 'expired')
+          throw new HttpError(
+            410,
+            'Gone',
+            `Export ${params.id} expired at ${formatDateTime(found.row.expires_at ?? new Date())}`,
+          );
+        ctx.set(zipHeaders(found.row));
+        ctx.type = 'application/zip';
+        ctx.body = createReadStream(found.file);
+        ctx.length = found.bytes;
+      },
     },
   });
 }

@@ -11,6 +11,7 @@ import {
   sharePageFacts,
 } from '../../shared/tracking/shares/store.ts';
 import type { AppContext } from '../context.ts';
+import { addOperation } from '../http/operation.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { SHARE_PAGE_CSP, type SharePageInput, sharePageSteps } from './share-page.ts';
 
@@ -57,32 +58,36 @@ const GONE_PAGE = `<!doctype html>
  * deleting the share ends the link at once.
  */
 export function shareLinkRoute(router: ApiRouter, app: AppContext): void {
-  router.add({
+  addOperation(router, app, {
     method: 'get',
     path: '/share_activities/:id/page',
-    summary: 'A shared activity as a page, for anyone holding the link (no credentials)',
-    description:
-      "The link a share's owner sends (the share's `url`): it opens in any browser, without an API key, and shows the activity's track, summary and charts (pace for foot sports). The token in the path is the secret. A revoked, unknown or malformed token answers 404 with a short HTML page.",
     params: z.object({ id: z.string().max(256) }),
-    responses: {
-      200: { description: 'The share page', schema: z.string(), contentType: 'text/html' },
-      404: { description: 'No such share (revoked, or never issued)', schema: z.string(), contentType: 'text/html' },
-    },
-    handler: async (ctx, { params }) => {
-      try {
-        return await sendSharePage(
-          app,
-          ctx,
-          await sharedActivityContent(app.db, await shareByToken(app.db, params.id)),
-        );
-      } catch (error) {
-        if (!(error instanceof DomainError) || error.kind !== 'not_found') throw error;
-        ctx.status = 404;
-        ctx.set('Content-Security-Policy', "default-src 'none'; base-uri 'none'; form-action 'none'");
-        privateLinkHeaders(ctx);
-        ctx.type = 'text/html; charset=utf-8';
-        return GONE_PAGE;
-      }
+    access: 'public',
+    success: { 200: { description: 'The share page', schema: z.string(), contentType: 'text/html' } },
+    writesResponse: true,
+    spec: {
+      summary: 'A shared activity as a page, for anyone holding the link (no credentials)',
+      description:
+        "The link a share's owner sends (the share's `url`): it opens in any browser, without an API key, and shows the activity's track, summary and charts (pace for foot sports). The token in the path is the secret. A revoked, unknown or malformed token answers 404 with a short HTML page.",
+      responses: {
+        404: { description: 'No such share (revoked, or never issued)', schema: z.string(), contentType: 'text/html' },
+      },
+      handler: async ({ ctx, params }) => {
+        try {
+          return await sendSharePage(
+            app,
+            ctx,
+            await sharedActivityContent(app.db, await shareByToken(app.db, params.id)),
+          );
+        } catch (error) {
+          if (!(error instanceof DomainError) || error.kind !== 'not_found') throw error;
+          ctx.status = 404;
+          ctx.set('Content-Security-Policy', "default-src 'none'; base-uri 'none'; form-action 'none'");
+          privateLinkHeaders(ctx);
+          ctx.type = 'text/html; charset=utf-8';
+          return GONE_PAGE;
+        }
+      },
     },
   });
 }

@@ -5,6 +5,7 @@ import type { AppContext } from '../context.ts';
 import { errorResponse } from '../http/error-schemas.ts';
 import { bodyInputs, multipartInput } from '../http/inputs.ts';
 import { decodeUploadedImage } from '../http/multipart-file.ts';
+import { addOperation } from '../http/operation.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { sendStorageFile } from '../http/storage-files.ts';
 import { trackingOperation } from './tracking-resource.ts';
@@ -56,18 +57,20 @@ export function uploadRoute(router: ApiRouter, app: AppContext): void {
       },
     },
   });
-  router.add({
+  addOperation(router, app, {
     method: 'get',
     path: '/media/*path',
-    summary: 'A stored photo',
-    description:
-      'The files /v2/upload answered with (no credentials: their names are random). Cacheable for a year; ETag and Last-Modified answer conditional requests with 304.',
-    tags: ['tracking'],
     params: z.object({ path: z.string().meta({ example: 'uploads/Ab/AbCd.jpg' }) }),
-    responses: {
-      200: { description: 'The image', alternates: { 'image/png': undefined, 'image/jpeg': undefined } },
-      404: errorResponse('hydra', 'No such file'),
+    access: 'public',
+    tag: 'tracking',
+    success: { 200: { description: 'The image', alternates: { 'image/png': undefined, 'image/jpeg': undefined } } },
+    writesResponse: true,
+    spec: {
+      summary: 'A stored photo',
+      description:
+        'The files /v2/upload answered with (no credentials: their names are random). Cacheable for a year; ETag and Last-Modified answer conditional requests with 304.',
+      responses: { 404: errorResponse('hydra', 'No such file') },
+      handler: ({ ctx, params }) => sendStorageFile(ctx, config.STORAGE_DIR, trackingMediaStoragePath(params.path)),
     },
-    handler: (ctx, { params }) => sendStorageFile(ctx, config.STORAGE_DIR, trackingMediaStoragePath(params.path)),
   });
 }
