@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { challengeFields } from '../../shared/tracking/challenges/fields.ts';
+import type { ChallengeRow } from '../../shared/tracking/challenges/query.ts';
 import {
   CHALLENGE_DATATYPES,
   CHALLENGE_ORDERS,
-  type ChallengeRow,
   createChallenge,
   deleteChallenge,
   findChallenge,

@@ -3,11 +3,10 @@ import { z } from 'zod';
 import { ACCOUNT_SCOPE } from '../../shared/auth/scopes.ts';
 import { formatDateTime } from '../../shared/tracking/dates.ts';
 import { exportFields } from '../../shared/tracking/exports/export-fields.ts';
+import { EXPORTS_PATH, type ExportRow } from '../../shared/tracking/exports/export-state.ts';
 import {
   deleteExport,
   EXPORT_FORMATS,
-  EXPORTS_PATH,
-  type ExportRow,
   exportDownload,
   findExport,
   listExports,

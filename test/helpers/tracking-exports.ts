@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import yauzl from 'yauzl';
-import type { ExportRow } from '../../shared/tracking/exports/store.ts';
+import type { ExportRow } from '../../shared/tracking/exports/export-state.ts';
 import { ensureTrackingUser } from '../../shared/tracking/users/store.ts';
 import type { TrackingTestApi, TrackingTestUser } from './tracking.ts';
 

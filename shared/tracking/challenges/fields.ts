@@ -1,6 +1,6 @@
 import { formatDateTime, formatDateTimeIn } from '../dates.ts';
 import { iri, iriOrNull } from '../iri.ts';
-import type { ChallengeRow } from './store.ts';
+import type { ChallengeRow } from './query.ts';
 
 /** The members of a UserChallenge node, as /v2/user_challenges answers them (and its web hook event, and the personal-data export). */
 export const challengeFields = (c: ChallengeRow) => ({

@@ -1,15 +1,13 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { type PageRequest, pageWithTotal } from '../../db/paging.ts';
-import type { Database } from '../../db/schema/index.ts';
-import type { UserChallengesTable } from '../../db/schema/progress.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
 import { sportExists } from '../activities/references.ts';
 import { iri } from '../iri.ts';
 import { countOwned, lockOwnedCollection } from '../progress/owned.ts';
-import { DEFAULT_TIMEZONE } from '../sumups/periods.ts';
 import { trackingWork } from '../unit-of-work.ts';
+import { type ChallengeRow, challengesQuery } from './query.ts';
 
 /**
  * A user's challenges (`/v2/user_challenges`, docs/tracking-gear-goals-challenges.md): a target of
@@ -18,7 +16,6 @@ import { trackingWork } from '../unit-of-work.ts';
  */
 
 /** A challenge with its user's time zone (its `achievedAt` is written in it). */
-export type ChallengeRow = Selectable<UserChallengesTable> & { timezone: string };
 
 /** What a challenge may count: distance (5), ascent (18), duration (24), activity count (98). */
 export const CHALLENGE_DATATYPES = { 5: 'distance', 18: 'ascent', 24: 'duration', 98: 'activity count' } as const;
@@ -70,16 +67,6 @@ async function challengeProblems(
   if (sent.sportId != null && !(await sportExists(db, sent.sportId)))
     errors.push({ path: 'body.sport', message: `${iri('sports', sent.sportId)} does not exist` });
   return errors;
-}
-
-/** The user's challenges, with their time zone (the records job's event reads one so too). */
-export function challengesQuery(db: Kysely<Database>, callerId: string) {
-  return db
-    .selectFrom('user_challenges as c')
-    .innerJoin('tracking_users as u', 'u.id', 'c.user_id')
-    .selectAll('c')
-    .select(sql<string>`coalesce(u.timezone, ${DEFAULT_TIMEZONE})`.as('timezone'))
-    .where('c.user_id', '=', callerId);
 }
 
 /**

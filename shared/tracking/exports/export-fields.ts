@@ -1,6 +1,6 @@
 import { formatDateTime } from '../dates.ts';
 import { iri } from '../iri.ts';
-import { type ExportRow, exportDownloadUrl, exportProgress, exportState } from './store.ts';
+import { type ExportRow, exportDownloadUrl, exportProgress, exportState } from './export-state.ts';
 
 const orNull = (d: Date | null) => (d === null ? null : formatDateTime(d));
 

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import { challengeFields } from '../challenges/fields.ts';
-import { challengesQuery } from '../challenges/store.ts';
+import { challengesQuery } from '../challenges/query.ts';
 import { equipmentFields } from '../gear/fields.ts';
 import { goalFields } from '../goals/fields.ts';
 import { userGoals } from '../goals/store.ts';

@@ -1,27 +1,21 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { type Selectable, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { ACCOUNT_SCOPE } from '../../auth/scopes.ts';
 import type { Db } from '../../db/database.ts';
 import { type Found, type PageRequest, pageOf } from '../../db/paging.ts';
-import type { TrackingExportsTable } from '../../db/schema/exports.ts';
 import type { Database } from '../../db/schema/index.ts';
 import { conflictError, notFoundError } from '../../errors.ts';
 import { removeStorageFile, resolveStoragePath } from '../../media/storage.ts';
 import { job } from '../../queue/jobs.ts';
-import { TRACKING_PREFIX } from '../iri.ts';
 import { trackingWork } from '../unit-of-work.ts';
+import { EXPORTS_PATH, type ExportRow, exportState } from './export-state.ts';
 
 /**
  * Bulk exports of a user's activities (docs/tracking-exports.md): requesting one writes its row
  * and its `exports/user-export` job in one transaction; the job (job.ts) builds the zip;
  * the owner reads the row, and anyone holding the link downloads the file until it expires.
  */
-
-export type ExportRow = Selectable<TrackingExportsTable>;
-
-/** What an export shows: the stored status, or `expired` once its time is over (before the cleanup removes it). */
-export type ExportState = ExportRow['status'] | 'expired';
 
 export const EXPORT_FORMATS = ['gpx'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -42,32 +36,11 @@ export const MAX_EXPORTS_PER_USER = 5;
  */
 export const STALE_EXPORT_S = 24 * 3600;
 
-/** The collection path of exports (`/v2/exports`). */
-export const EXPORTS_PATH = `${TRACKING_PREFIX}/exports`;
-
 /** Storage path of an export's zip, below STORAGE_DIR; the cleanup sweeps this folder. */
 export const EXPORTS_STORAGE_DIR = 'exports';
 export const exportStoragePath = (id: string) => `${EXPORTS_STORAGE_DIR}/${id}.zip`;
 
 const notFound = (id: string) => notFoundError(`No export ${id}`);
-
-/** The state a reader sees at `now`. */
-export function exportState(row: ExportRow, now = new Date()): ExportState {
-  return row.status === 'done' && row.expires_at !== null && row.expires_at <= now ? 'expired' : row.status;
-}
-
-/** 0 to 1: the share of the activities handled (1 once done, whatever happened to the count). */
-export function exportProgress(row: ExportRow): number {
-  if (row.status === 'done') return 1;
-  if (!row.activity_count) return 0;
-  return Math.min(1, Math.round((row.processed_count / row.activity_count) * 10_000) / 10_000);
-}
-
-/** The browser link of a finished export (`<PUBLIC_URL>/v2/exports/<id>/download?token=…`); null otherwise. */
-export function exportDownloadUrl(publicUrl: string, row: ExportRow, now = new Date()): string | null {
-  if (exportState(row, now) !== 'done') return null;
-  return `${publicUrl}${EXPORTS_PATH}/${row.id}/download?token=${row.download_token}`;
-}
 
 /**
  * Fails the exports still pending or running STALE_EXPORT_S after their request (of one user, or

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema/index.ts';
 import type { Json } from '../../queue/jobs.ts';
 import { exportFields } from '../exports/export-fields.ts';
-import { EXPORTS_PATH } from '../exports/store.ts';
+import { EXPORTS_PATH } from '../exports/export-state.ts';
 import { TRACKING_PREFIX } from '../iri.ts';
 import { emitTrackingEvent, hasListeners } from './events.ts';
 

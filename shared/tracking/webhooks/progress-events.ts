@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema/index.ts';
 import type { Json } from '../../queue/jobs.ts';
 import { challengeFields } from '../challenges/fields.ts';
-import { challengesQuery } from '../challenges/store.ts';
+import { challengesQuery } from '../challenges/query.ts';
 import { equipmentFields } from '../gear/fields.ts';
 import type { EquipmentRow } from '../gear/store.ts';
 import { iri, TRACKING_PREFIX } from '../iri.ts';
