@@ -1,7 +1,7 @@
-import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { sweepOrphanFiles as sweepOrphanExportFiles } from '../../media/orphan-files.ts';
 import { removeStorageFile } from '../../media/storage.ts';
 import { EXPORTS_STORAGE_DIR, exportStoragePath, failStaleExports } from './store.ts';
 
@@ -60,32 +60,17 @@ export async function cleanupExports(
  * (a deleted user's) and the temporary files (a killed run's: no run lasts that long, see
  * STALE_EXPORT_S).
  */
-async function sweepOrphanFiles(db: Db, storageDir: string, now: Date): Promise<number> {
-  const folder = path.resolve(storageDir, EXPORTS_STORAGE_DIR);
-  const names = await readdir(folder).catch(() => [] as string[]);
-  const old: { name: string; id: string; temporary: boolean }[] = [];
-  for (const name of names) {
-    const match = FILE_ID.exec(name);
-    if (!match?.[1]) continue;
-    const info = await stat(path.join(folder, name)).catch(() => undefined);
-    if (info?.isFile() && now.getTime() - info.mtimeMs >= ORPHAN_FILE_AGE_S * 1000)
-      old.push({ name, id: match[1], temporary: match[2] !== undefined });
-  }
-  const ids = [...new Set(old.filter((f) => !f.temporary).map((f) => f.id))];
-  const known = new Set<string>();
-  for (let i = 0; i < ids.length; i += BATCH) {
-    const rows = await db
-      .selectFrom('tracking_exports')
-      .select('id')
-      .where('id', 'in', ids.slice(i, i + BATCH))
-      .execute();
-    for (const r of rows) known.add(r.id);
-  }
-  let removed = 0;
-  for (const file of old) {
-    if (!file.temporary && known.has(file.id)) continue;
-    await rm(path.join(folder, file.name), { force: true });
-    removed++;
-  }
-  return removed;
+function sweepOrphanFiles(db: Db, storageDir: string, now: Date): Promise<number> {
+  return sweepOrphanExportFiles({
+    folder: path.resolve(storageDir, EXPORTS_STORAGE_DIR),
+    fileId: FILE_ID,
+    minAgeS: ORPHAN_FILE_AGE_S,
+    now,
+    named: (ids) => exportsOf(db, ids),
+  });
+}
+
+/** Of these ids, those of exports that still exist (their files are kept). */
+async function exportsOf(db: Db, ids: string[]): Promise<string[]> {
+  return (await db.selectFrom('tracking_exports').select('id').where('id', 'in', ids).execute()).map((r) => r.id);
 }
