@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import test from 'ava';
 import { createLogger } from '../shared/observability/logger.ts';
 import { type RunningWorkers, startWorkers } from '../workers/worker.ts';
+import { jobReader, relayed } from './helpers/jobs.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { activityCalls, type Body, HIKING, RUNNING } from './helpers/tracking-activities.ts';
 
@@ -27,34 +28,9 @@ test.after.always(async () => {
 });
 
 const start = (u: TrackingTestUser, body: unknown) => api.call('POST', '/jobs', u, { body });
-const jobOf = async (u: TrackingTestUser, id: string) => (await api.call('GET', `/jobs/${id}`, u)).body as Body;
+const { jobOf, ended } = jobReader(api);
 const paths = (body: unknown) =>
   ((body as { violations?: { propertyPath: string }[] }).violations ?? []).map((v) => v.propertyPath);
-
-/** The job once it has ended (or as it is after 60 s). */
-async function ended(u: TrackingTestUser, id: string): Promise<Body> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const job = await jobOf(u, id);
-    if (!['pending', 'running'].includes(job.state as string) || Date.now() > end) return job;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** Whether the relay moved the job's outbox row to Redis (within 60 s). */
-async function relayed(jobId: string): Promise<boolean> {
-  const end = Date.now() + 60_000;
-  while (Date.now() < end) {
-    const row = await db
-      .selectFrom('outbox')
-      .select('sent_at')
-      .where('job_id', '=', `records-recompute-job-${jobId}`)
-      .executeTakeFirst();
-    if (row?.sent_at) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
 
 let waiting: Body | undefined;
 
@@ -99,7 +75,7 @@ test.serial('without a worker of the records queue, an accepted job waits, pendi
   t.is(res.headers.get('location'), `${api.config.PUBLIC_URL}/v2/jobs/${job.id}`);
   t.like(job, { state: 'pending', type: 'records_recompute', owner: `/v2/users/${staff.ldid}`, progress: null });
   t.deepEqual(job.params, [`user=${runner.ldid}`, `sport=${RUNNING}`]);
-  t.true(await relayed(job.id as string), 'the job is in Redis');
+  t.true(await relayed(db, `records-recompute-job-${job.id as string}`), 'the job is in Redis');
   t.like(await jobOf(staff, job.id as string), { state: 'pending', startedAt: null });
   const listed = await api.call('GET', '/jobs?type=records_recompute', staff);
   t.deepEqual(

@@ -5,6 +5,7 @@ import test from 'ava';
 import { runStartedDeletions, startAccountDeletion } from '../shared/services/account-deletion.ts';
 import { IMPORTS_STORAGE_DIR } from '../shared/tracking/jobs/job-files.ts';
 import { ORPHAN_JOB_FILE_AGE_S, sweepOrphanJobFiles } from '../shared/tracking/jobs/job-files-sweep.ts';
+import { jobReader } from './helpers/jobs.ts';
 import { drainOutbox } from './helpers/outbox.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
@@ -32,16 +33,7 @@ type Body = Record<string, unknown>;
 const ZIP = { 'content-type': 'application/zip' };
 const post = (u: TrackingTestUser, bytes: Uint8Array | string, headers: Record<string, string> = ZIP, query = '') =>
   api.call('POST', `/file_import/activities${query}`, u, { raw: bytes, headers });
-const jobOf = async (u: TrackingTestUser, id: string) => (await api.call('GET', `/jobs/${id}`, u)).body as Body;
-
-async function ended(u: TrackingTestUser, id: string): Promise<Body> {
-  const end = Date.now() + 120_000;
-  for (;;) {
-    const job = await jobOf(u, id);
-    if (!['pending', 'running'].includes(job.state as string) || Date.now() > end) return job;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const { jobOf, ended } = jobReader(api);
 
 const run = (day: number, points = 120) => gpxOf(new Date(Date.UTC(2024, 4, day, 7)), points);
 const me = (u: TrackingTestUser) => `/v2/users/${u.ldid}`;

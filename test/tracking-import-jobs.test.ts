@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import test from 'ava';
+import { jobReader, relayed } from './helpers/jobs.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { startReceiver } from './helpers/webhook-receiver.ts';
 import { WorkerProcess } from './helpers/worker-process.ts';
@@ -30,31 +31,7 @@ type Body = Record<string, unknown>;
 const ASYNC = { 'content-type': 'application/gpx+xml', prefer: 'respond-async' };
 const post = (u: TrackingTestUser, bytes: string | Uint8Array, headers: Record<string, string> = ASYNC, query = '') =>
   api.call('POST', `/file_import/activities${query}`, u, { raw: bytes, headers });
-const jobOf = async (u: TrackingTestUser, id: string) => (await api.call('GET', `/jobs/${id}`, u)).body as Body;
-
-async function ended(u: TrackingTestUser, id: string): Promise<Body> {
-  const end = Date.now() + 120_000;
-  for (;;) {
-    const job = await jobOf(u, id);
-    if (!['pending', 'running'].includes(job.state as string) || Date.now() > end) return job;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Whether the relay moved the job's outbox row to Redis (within the deadline). */
-async function relayed(jobId: string): Promise<boolean> {
-  const end = Date.now() + 60_000;
-  while (Date.now() < end) {
-    const row = await db
-      .selectFrom('outbox')
-      .select('sent_at')
-      .where('job_id', '=', `import-${jobId}`)
-      .executeTakeFirst();
-    if (row?.sent_at) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
+const { jobOf, ended } = jobReader(api);
 
 const run = (minute: number, points = 60) => gpxOf(new Date(Date.UTC(2024, 4, 1, 7, minute)), points);
 
@@ -79,7 +56,7 @@ test.serial(
     });
     t.is(res.headers.get('location'), `${api.config.PUBLIC_URL}/v2/jobs/${job.id}`);
     // The API's relay moved the job to Redis; no process runs the queue: it waits, unread.
-    t.true(await relayed(job.id as string), 'the job is in Redis');
+    t.true(await relayed(db, `import-${job.id as string}`), 'the job is in Redis');
     await new Promise((r) => setTimeout(r, 500));
     t.like(await jobOf(u, job.id as string), { state: 'pending', startedAt: null });
     t.is((await api.call('GET', '/activities', u)).body['hydra:totalItems'], 0);
