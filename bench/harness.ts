@@ -80,6 +80,22 @@ export function startApiProcess(
   }));
 }
 
+/** A worker process (`workers/main.ts`) on `databaseUrl`, with `env` added (its queues and settings). */
+export function startWorkerProcess(databaseUrl: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['workers/main.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      MIGRATE_ON_START: 'false',
+      ...env,
+    },
+  });
+}
+
 /**
  * A server as its own node process (`node ...args`) on a free port, once it answers
  * /health; `env(port)` adds to this process's environment.

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { buffer } from 'node:stream/consumers';
 import { ZipFile } from 'yazl';
@@ -10,7 +10,14 @@ import { createDb, type Db } from '../shared/db/database.ts';
 import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { ensureTrackingUser } from '../shared/tracking/users/store.ts';
-import { benchDatabaseUrl, envNumber, ROOT, removeRedisKeys, startApiProcess, stopApiProcess } from './harness.ts';
+import {
+  benchDatabaseUrl,
+  envNumber,
+  removeRedisKeys,
+  startApiProcess,
+  startWorkerProcess,
+  stopApiProcess,
+} from './harness.ts';
 import { fmt, quantile } from './stats.ts';
 
 /**
@@ -61,24 +68,6 @@ async function zipOf(first: number, count: number): Promise<Buffer> {
   for (let i = first; i < first + count; i++) zip.addBuffer(hourGpx(i), `activities/${i}.gpx`);
   zip.end();
   return buffer(zip.outputStream);
-}
-
-function startWorkerProcess(databaseUrl: string): ChildProcess {
-  return spawn(process.execPath, ['workers/main.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      WORKER_QUEUES: 'imports,records,thumbnails',
-      IMPORTS_CONCURRENCY: '2',
-      WORKER_NICE: String(SETTINGS.workerNice),
-      LOG_LEVEL: 'warn',
-      MIGRATE_ON_START: 'false',
-      QUEUE_PREFIX,
-    },
-  });
 }
 
 /** Until every outbox row is done (the jobs caused so far have run). */
@@ -153,7 +142,12 @@ export async function run(): Promise<{ failed: boolean }> {
     const { api_key: apiKey } = await issueApiKey(db, client.client_id, 'bench');
     process.env.QUEUE_PREFIX = QUEUE_PREFIX;
     api = await startApiProcess(url, 'tracking', 8);
-    worker = startWorkerProcess(url);
+    worker = startWorkerProcess(url, {
+      WORKER_QUEUES: 'imports,records,thumbnails',
+      IMPORTS_CONCURRENCY: '2',
+      WORKER_NICE: String(SETTINGS.workerNice),
+      QUEUE_PREFIX,
+    });
     const token = await issueOperatorToken(
       db,
       { issuer: api.url, AUTH_AUDIENCE: 'sports-api' },

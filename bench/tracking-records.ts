@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { issueApiKey } from '../shared/accounts/api-keys.ts';
@@ -10,7 +10,7 @@ import { migrateToLatest } from '../shared/db/migrate.ts';
 import { seedReferentials } from '../shared/db/referentials.ts';
 import { DATATYPE } from '../shared/tracking/activities/data.ts';
 import { loadRecordWays } from '../shared/tracking/records/records-store.ts';
-import { benchDatabaseUrl, envNumber, ROOT, startApiProcess, stopApiProcess } from './harness.ts';
+import { benchDatabaseUrl, envNumber, ROOT, startApiProcess, startWorkerProcess, stopApiProcess } from './harness.ts';
 import { quantile } from './stats.ts';
 import { computeBench, loopChecksum } from './tracking-records-compute.ts';
 import { benchUser, loadActivities, RUNNING, runSamples } from './tracking-records-data.ts';
@@ -39,23 +39,6 @@ const GOAL_P95_MS = 1000;
 /** Bump when the stored activities' generator changes: the data is reloaded. */
 const GENERATOR = 'records-v1';
 
-// ---- the records worker process ----
-
-function startWorkerProcess(databaseUrl: string): ChildProcess {
-  return spawn(process.execPath, ['workers/main.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      WORKER_QUEUES: 'records',
-      LOG_LEVEL: 'warn',
-      MIGRATE_ON_START: 'false',
-    },
-  });
-}
-
 // ---- 2. POST to records, under load ----
 
 async function latencyBench(db: Db, url: string, log: (s: string) => void): Promise<boolean> {
@@ -63,7 +46,7 @@ async function latencyBench(db: Db, url: string, log: (s: string) => void): Prom
     `\n--- 2. POST /v2/activities (1 h at 1 Hz, distance stream) to records stored: ${SETTINGS.postRate} posts/s for ${SETTINGS.postSeconds} s`,
   );
   const api = await startApiProcess(url, 'tracking', 16);
-  const worker = startWorkerProcess(url);
+  const worker = startWorkerProcess(url, { WORKER_QUEUES: 'records' });
   try {
     const client = await registerClient(db, {
       client_name: 'records bench',
@@ -226,7 +209,7 @@ async function recomputeBench(db: Db, url: string, log: (s: string) => void): Pr
     await loadActivities(db, SETTINGS.activities, log);
     await sql`insert into bench_meta values ('records', ${mark})`.execute(db);
   }
-  const workers = Array.from({ length: SETTINGS.workers }, () => startWorkerProcess(url));
+  const workers = Array.from({ length: SETTINGS.workers }, () => startWorkerProcess(url, { WORKER_QUEUES: 'records' }));
   try {
     const child = spawn(process.execPath, ['scripts/records-recompute.ts', '--all', '--force', '--wait'], {
       cwd: ROOT,
