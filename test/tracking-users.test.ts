@@ -30,6 +30,9 @@ const USER_FIELDS = [
   'updatedAt',
   'scheduleDelete',
   'timezone',
+  'defaultVisibility',
+  'defaultMapVisibility',
+  'defaultMapHiddenEnds',
 ].sort();
 
 /** A token for the account carrying extra claims, as the accounts service's requestKey does. */

@@ -103,6 +103,7 @@ function activityInputFromJson(
     reportedDevice: reported.device,
     duplicates,
     equipmentIds: body.equipments,
+    visibility: { visibility: body.visibility, mapVisibility: body.mapVisibility, mapHiddenEnds: body.mapHiddenEnds },
     content: {
       sportId: body.sport as number,
       name: body.name ?? null,
@@ -230,7 +231,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
     })
     .update({
       summary:
-        'Change the name, comment, tags, images, thumbnail, sport, summaries or gear of an activity of the caller',
+        'Change the name, comment, tags, images, thumbnail, sport, summaries, gear or visibility of an activity of the caller',
       description:
         "The fields sent replace their values; the others stay. Every other Activity field is fixed at the creation: sent back, it is ignored. A change of sport must name an existing sport; `dataSummaries` replaces the summaries whole (their datatypes must exist); `equipments` replaces the gear, each the caller's (422 naming `equipments[i]` otherwise). The records job moves the statistics, gear totals and challenges a moment later.",
       body: updateBody,
@@ -243,6 +244,9 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
           ...(body.thumbnail !== undefined ? { thumbnail: body.thumbnail } : {}),
           ...(body.sport !== undefined ? { sportId: body.sport } : {}),
           ...(body.equipments !== undefined ? { equipmentIds: body.equipments } : {}),
+          ...(body.visibility !== undefined ? { visibility: body.visibility } : {}),
+          ...(body.mapVisibility !== undefined ? { mapVisibility: body.mapVisibility } : {}),
+          ...(body.mapHiddenEnds !== undefined ? { mapHiddenEnds: body.mapHiddenEnds } : {}),
           ...(body.dataSummaries !== undefined
             ? { summaries: summariesFromJson(body.dataSummaries as Record<string, unknown>) }
             : {}),

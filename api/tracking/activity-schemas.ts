@@ -11,6 +11,7 @@ import { ACTIVITY_ORDERS } from '../../shared/tracking/activities/list.ts';
 import { deviceReferenceId } from '../../shared/tracking/devices/reported.ts';
 import { MAX_EQUIPMENTS_PER_ACTIVITY } from '../../shared/tracking/gear/activity-gear.ts';
 import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
+import { MAX_MAP_HIDDEN_ENDS, VISIBILITIES } from '../../shared/tracking/sharing/visibility.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, itemIri } from '../http/formats/hydra.ts';
 import {
@@ -111,9 +112,41 @@ export const activitySchema = z
     createdAt: dateTimeOut,
     updatedAt: dateTimeOut,
     ...movingDoc,
+    visibility: z.enum(VISIBILITIES).meta({
+      description:
+        'extension: who sees the activity beside you: `private` (you alone), `followers` (the users you share with), `public` (any signed-in user) (docs/tracking-sharing-users.md)',
+    }),
+    mapVisibility: z.enum(VISIBILITIES).meta({
+      description: "extension: who sees its map (track, start point); never wider than `visibility`",
+    }),
+    mapHiddenEnds: z.number().int().meta({
+      description: 'extension: metres of track hidden at each end from everyone but you',
+      example: 500,
+    }),
     ...streamsDoc,
   })
   .meta({ id: 'Activity' });
+
+/** The visibility members of a create or a PUT (docs/tracking-sharing-users.md). */
+const visibilityFields = {
+  visibility: z
+    .enum(VISIBILITIES)
+    .optional()
+    .meta({ description: '`private`, `followers` or `public`; left out at the creation: your `defaultVisibility`' }),
+  mapVisibility: z
+    .enum(VISIBILITIES)
+    .optional()
+    .meta({ description: 'who sees the map; left out at the creation: your `defaultMapVisibility`' }),
+  mapHiddenEnds: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_MAP_HIDDEN_ENDS)
+    .optional()
+    .meta({
+      description: `metres of track hidden at each end, 0 to ${MAX_MAP_HIDDEN_ENDS}; left out at the creation: your \`defaultMapHiddenEnds\``,
+    }),
+};
 
 export const activityView: HydraView<ActivityRow, typeof activitySchema> = {
   type: 'Activity',
@@ -250,6 +283,7 @@ const createFields = {
   equipments: equipments.optional().meta({
     description: `your gear (at most ${MAX_EQUIPMENTS_PER_ACTIVITY}); left out, your gear auto-assigned to the sport; [] for none`,
   }),
+  ...visibilityFields,
   datastream: streamObject(
     `elapsed second (string key, 0 to ${L.maxSeconds}) to {datatype id: number}`,
     { '0': { '1': 92 }, '1': { '1': 95, '5': 3.1 } },
@@ -302,6 +336,7 @@ const updateFields = {
   thumbnail: httpUrl.nullable().optional(),
   dataSummaries: dataSummaries.optional().meta({ description: 'replaces the summaries whole' }),
   equipments: equipments.optional().meta({ description: 'replaces the gear ([] for none)' }),
+  ...visibilityFields,
 };
 
 /** Set at the creation, read-only afterwards: a PUT sending back what it read is not refused for them. */

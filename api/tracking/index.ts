@@ -18,6 +18,8 @@ import { measureGoalsResource } from './measure-goals.ts';
 import { measuresResource } from './measures.ts';
 import { recordsResource } from './records.ts';
 import { referentialResources } from './referentials.ts';
+import { shareUsersResource } from './share-users.ts';
+import { sharedActivitiesResource } from './shared-activities.ts';
 import { sharesResource } from './shares.ts';
 import { uploadRoute } from './upload.ts';
 import { userStatsResource } from './user-stats.ts';
@@ -60,6 +62,8 @@ export const trackingService: ServiceModule = {
     exportsResource(router, app);
     jobsResource(router, app);
     sharesResource(router, app);
+    shareUsersResource(router, app);
+    sharedActivitiesResource(router, app);
     webHooksResource(router, app);
     return [router.router];
   },

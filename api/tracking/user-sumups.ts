@@ -17,7 +17,7 @@ import { integerRefOf, listFilterOf, orderOf, orderShape, pagingShape, refOf } f
 import { trackingResource } from './tracking-resource.ts';
 
 /** A UserSumup (docs/tracking-statistics.md): one datatype's total over one period, for one sport or all. */
-const sumupSchema = z
+export const sumupSchema = z
   .object({
     id: z.string(),
     type: z
@@ -149,7 +149,7 @@ export const listQuery = z.object({
 });
 
 /** The list's filter from its parsed query. */
-function filterOf(query: z.output<typeof listQuery>, querystring: string): SumupFilter {
+export function sumupFilterOf(query: z.output<typeof listQuery>, querystring: string): SumupFilter {
   const period: PeriodBounds = {};
   if (query['period[between]']) period.between = query['period[between]'];
   for (const bound of ['gt', 'gte', 'lt', 'lte'] as const) {
@@ -192,7 +192,7 @@ export function userSumupsResource(router: ApiRouter, app: AppContext): void {
       representations: listText(app, sumupView, Object.keys(listQuery.shape), sumupFields),
       handler: async ({ query, ctx, caller: user, principal }) => {
         const found = await app.reads.read(principal.accountId, ({ db }) =>
-          listSumups(db, user.id, filterOf(query, ctx.querystring), query),
+          listSumups(db, user.id, sumupFilterOf(query, ctx.querystring), query),
         );
         return { ...found, page: query.page, limit: query.limit };
       },

@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import { requireScope } from '../http/auth.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import type { ApiRouter } from '../http/route.ts';
+import { MAX_MAP_HIDDEN_ENDS, VISIBILITIES } from '../../shared/tracking/sharing/visibility.ts';
 import { dateTime, writeBody } from './schemas.ts';
 import { trackingResource } from './tracking-resource.ts';
 
@@ -31,6 +32,15 @@ const userSchema = z.object({
       'extension: the IANA time zone the statistics by period are cut in (docs/tracking-statistics.md); null: UTC',
     example: 'Europe/Paris',
   }),
+  defaultVisibility: z.enum(VISIBILITIES).meta({
+    description:
+      'extension: the `visibility` of a new activity when it says none (docs/tracking-sharing-users.md); `private` until set',
+  }),
+  defaultMapVisibility: z.enum(VISIBILITIES).meta({ description: 'extension: the `mapVisibility` of a new activity' }),
+  defaultMapHiddenEnds: z
+    .number()
+    .int()
+    .meta({ description: 'extension: the `mapHiddenEnds` of a new activity, metres', example: 0 }),
 });
 
 const userView: HydraView<TrackingUser, typeof userSchema> = {
@@ -57,6 +67,9 @@ const userBody = writeBody(
       description: 'an IANA time zone name (stored in its canonical spelling); null: UTC',
       example: 'Europe/Paris',
     }),
+    defaultVisibility: z.enum(VISIBILITIES).optional(),
+    defaultMapVisibility: z.enum(VISIBILITIES).optional(),
+    defaultMapHiddenEnds: z.number().int().min(0).max(MAX_MAP_HIDDEN_ENDS).optional(),
   },
   ['id', 'oneId', 'roles', 'createdAt', 'updatedAt'],
 );
@@ -89,6 +102,7 @@ export function usersResource(router: ApiRouter, app: AppContext): void {
       summary: "Change the caller's User",
       description: [
         'Editable: `gender` (1, 2, 3), `language` (ISO 639-1), `country` (ISO 3166-1 alpha-2 that exists), `imageUrl` (http/https), `birthDate` (`YYYY-MM-DD`, not in the future), `scheduleDelete` (date-time with offset; needs the `account` scope beside `tracking:write`, 403 otherwise), `timezone` (an IANA zone name such as `Europe/Paris`, stored in its canonical spelling; our extension: the statistics by period are cut in it, and a change rebuilds them in the background). Each may be null to clear it.',
+        `\`defaultVisibility\`, \`defaultMapVisibility\` (\`private\`, \`followers\`, \`public\`) and \`defaultMapHiddenEnds\` (0 to ${MAX_MAP_HIDDEN_ENDS} metres): what new activities get when they say nothing (extensions, docs/tracking-sharing-users.md; never null).`,
         scheduleDeleteRule(app.config.ACCOUNT_DELETE_GRACE_S),
         'Fields not sent stay as they are. Read-only fields (`id`, `oneId`, `roles`, `createdAt`, `updatedAt`, `@id`...) are ignored; any other member is a 422 naming it.',
       ].join('\n\n'),

@@ -33,6 +33,7 @@ export const SERVICE_REGISTRATIONS: readonly ServiceRegistration[] = [
 export const ACCOUNT_DELETION_ORDER = [
   'revoke',
   'shares',
+  'user-shares',
   'exports',
   'jobs',
   'idempotency-keys',

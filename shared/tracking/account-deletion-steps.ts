@@ -37,6 +37,28 @@ export const sharesStep: DeletionStep = {
     }),
 };
 
+/** Shares between users, given and received: friends stop seeing the user's activities at once, and theirs close. */
+export const userSharesStep: DeletionStep = {
+  name: 'user-shares',
+  run: ({ batches, target }) =>
+    batches('user-shares', async (trx, limit) => {
+      const rows = await trx
+        .deleteFrom('share_users')
+        .where(
+          'id',
+          'in',
+          trx
+            .selectFrom('share_users')
+            .select('id')
+            .where((eb) => eb.or([eb('user_id', '=', target.userId), eb('friend_id', '=', target.userId)]))
+            .limit(limit),
+        )
+        .returning('id')
+        .execute();
+      return { count: rows.length };
+    }),
+};
+
 export const exportsStep: DeletionStep = {
   name: 'exports',
   run: ({ batches, target }) =>

@@ -1,3 +1,5 @@
+import type { Selectable } from 'kysely';
+import type { ShareUsersTable } from '../db/schema/shares.ts';
 import type { ActivityRow } from '../db/schema/tracking.ts';
 import type { EquipmentRow } from './gear/store.ts';
 import type { JobRow } from './jobs/job-fields.ts';
@@ -23,4 +25,10 @@ export type TrackingDomainEvent =
   /** A challenge's result reached its target, the first time. */
   | { type: 'ChallengeAchieved'; userId: string; challengeId: string }
   /** An import that ran as a job ended (a bulk import's file: its bulk import does). */
-  | { type: 'ImportEnded'; job: JobRow };
+  | { type: 'ImportEnded'; job: JobRow }
+  /** A user asked to share their activities with another (a pending share). */
+  | { type: 'ShareRequested'; share: Selectable<ShareUsersTable> }
+  /** The friend accepted a share: they see the sharer's activities from now on. */
+  | { type: 'ShareAccepted'; share: Selectable<ShareUsersTable> }
+  /** Either side deleted a share, whatever its status. */
+  | { type: 'ShareDeleted'; share: Selectable<ShareUsersTable> };

@@ -15,6 +15,7 @@ export const IRI_TYPES = {
   user_measures: 'UserMeasure',
   user_records: 'UserRecord',
   share_activities: 'ShareActivity',
+  share_users: 'ShareUser',
   user_equipments: 'UserEquipment',
   user_measure_goals: 'UserMeasureGoal',
   user_challenges: 'UserChallenge',

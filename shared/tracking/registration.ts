@@ -11,6 +11,7 @@ import {
   sharesStep,
   trackingUserStep,
   uploadsStep,
+  userSharesStep,
   webhooksStep,
 } from './account-deletion-steps.ts';
 import { recordsFamiliesFileVariable } from './records/settings.ts';
@@ -23,6 +24,7 @@ export const trackingRegistration: ServiceRegistration = {
   name: 'tracking',
   deletionSteps: [
     sharesStep,
+    userSharesStep,
     exportsStep,
     jobsStep,
     activitiesStep,

@@ -50,6 +50,9 @@ export const DISTRIBUTION: Record<keyof Database, Placement> = {
   // A job, its children and its owner's data share a shard (parent_id is the same user's).
   jobs: byUser,
   share_activities: byUser,
+  // By the user who shares: their given shares on one shard; what a user received (the friends
+  // list, the feed's owners) reads every shard (docs/scale-out.md).
+  share_users: byUser,
   user_web_hooks: byUser,
   webhook_events: byUser,
   webhook_deliveries: byUserAdded,

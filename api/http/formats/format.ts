@@ -30,6 +30,11 @@ export interface Page<T> {
   next?: Record<string, string>;
   /** Query parameter of the page number in links (default `page`). */
   pageParam?: string;
+  /**
+   * A list paged by a cursor alone (no page numbers): its first link drops the `param`, its
+   * next link sets it to `next` (none on the last page).
+   */
+  keyset?: { param: string; next?: string | undefined };
   /** Compound members of the page (JSON:API `include=`). */
   included?: Related[];
 }

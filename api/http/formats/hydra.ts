@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AnyHydraView, Page, RequestView, Serializer } from './format.ts';
 import { SerializedItems } from './format.ts';
-import { hasNextPage, lastPage, nextPageQuery, pageQuery, selfIri } from './links.ts';
+import { hasNextPage, keysetQuery, lastPage, nextPageQuery, pageQuery, selfIri } from './links.ts';
 
 /** Query parameters that page a list rather than filter it: not announced in `hydra:search`. */
 const PAGING_PARAMETERS = new Set(['page', 'limit']);
@@ -68,6 +68,18 @@ function plainJsonSerializer(view: AnyHydraView): Serializer {
   };
 }
 
+/** A cursor-paged list's links: the first page (no cursor) and the next, when there is one. */
+function keysetLinks(req: RequestView, keyset: NonNullable<Page<unknown>['keyset']>) {
+  const at = (value?: string) => {
+    const query = keysetQuery(req, keyset.param, value);
+    return query ? `${req.path}?${query}` : req.path;
+  };
+  return {
+    'hydra:first': at(),
+    ...(keyset.next !== undefined ? { 'hydra:next': at(keyset.next) } : {}),
+  };
+}
+
 /**
  * JSON-LD with Hydra collections, the way API Platform serves them (`application/ld+json`, the
  * default), and plain JSON on request (`Accept: application/json`).
@@ -90,10 +102,14 @@ export function hydraSerializer(view: AnyHydraView, query: readonly string[] = [
         'hydra:view': {
           '@id': selfIri(req),
           '@type': 'hydra:PartialCollectionView',
-          'hydra:first': at(1),
-          ...(last !== undefined ? { 'hydra:last': at(last) } : {}),
-          ...(page.page > 1 ? { 'hydra:previous': at(page.page - 1) } : {}),
-          ...(hasNextPage(page) ? { 'hydra:next': `${req.path}?${nextPageQuery(req, page)}` } : {}),
+          ...(page.keyset
+            ? keysetLinks(req, page.keyset)
+            : {
+                'hydra:first': at(1),
+                ...(last !== undefined ? { 'hydra:last': at(last) } : {}),
+                ...(page.page > 1 ? { 'hydra:previous': at(page.page - 1) } : {}),
+                ...(hasNextPage(page) ? { 'hydra:next': `${req.path}?${nextPageQuery(req, page)}` } : {}),
+              }),
         },
         ...(filters.length ? { 'hydra:search': searchTemplate(req, filters) } : {}),
       };

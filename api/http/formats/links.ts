@@ -48,3 +48,11 @@ export function hasNextPage(page: Page<unknown>): boolean {
   const last = lastPage(page);
   return last === undefined ? Boolean(page.hasNext || page.next) : page.page < last;
 }
+
+/** The request with the keyset cursor `param` set to `value`, or dropped (the first page). */
+export function keysetQuery(req: RequestView, param: string, value?: string): string {
+  const qs = new URLSearchParams(req.querystring);
+  qs.delete(param);
+  if (value !== undefined) qs.set(param, value);
+  return qs.toString();
+}

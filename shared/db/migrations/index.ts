@@ -38,6 +38,7 @@ import * as m0067 from './0067_restorable_functions.ts';
 import * as m0068 from './0068_outbox_epoch.ts';
 import * as m0069 from './0069_gear_goals_challenges.ts';
 import * as m0070 from './0070_jobs.ts';
+import * as m0071 from './0071_share_users.ts';
 
 /**
  * Every migration, in order. Listed in code (not read from the folder) so the same list works
@@ -83,4 +84,5 @@ export const migrations: Record<string, Migration> = {
   '0068_outbox_epoch': m0068,
   '0069_gear_goals_challenges': m0069,
   '0070_jobs': m0070,
+  '0071_share_users': m0071,
 };

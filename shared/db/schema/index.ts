@@ -32,7 +32,7 @@ export interface Database extends RecommendationTables {}
 /** The tracking data service's tables (migration 0040). */
 export interface Database extends TrackingTables {}
 
-/** Public activity shares (migration 0042). */
+/** Public activity shares (migration 0042) and shares between users (migration 0071). */
 export interface Database extends ShareTables {}
 
 /** The records job's best efforts per activity (migration 0045). */

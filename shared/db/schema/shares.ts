@@ -9,6 +9,17 @@ export interface ShareActivitiesTable {
   created_at: Generated<Date>;
 }
 
+/** A user sharing their activities with another (migration 0071): `user_id` shares with `friend_id`. */
+export interface ShareUsersTable {
+  id: Generated<string>;
+  user_id: string;
+  friend_id: string;
+  status: Generated<'pending' | 'accepted' | 'refused'>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface ShareTables {
   share_activities: ShareActivitiesTable;
+  share_users: ShareUsersTable;
 }

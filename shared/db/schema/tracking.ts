@@ -4,6 +4,9 @@ import type { LocalizedNames } from './referentials.ts';
 type Json<T> = ColumnType<T, string, string>;
 type Stamps = { created_at: Generated<Date>; updated_at: Generated<Date> };
 
+/** Who sees an activity or its map beside its owner (docs/tracking-sharing-users.md). */
+export type Visibility = 'private' | 'followers' | 'public';
+
 export interface TrackingUsersTable extends Stamps {
   /** The account's ldid. */
   id: string;
@@ -18,6 +21,10 @@ export interface TrackingUsersTable extends Stamps {
   schedule_delete: Date | null;
   /** IANA time zone the statistics' periods are cut in; null: UTC (migration 0061). */
   timezone: ColumnType<string | null, string | null | undefined, string | null>;
+  /** What a new activity of the user gets (migration 0071, docs/tracking-sharing-users.md). */
+  default_visibility: Generated<Visibility>;
+  default_map_visibility: Generated<Visibility>;
+  default_map_hidden_ends: Generated<number>;
 }
 
 export interface ConnectorsTable extends Stamps {
@@ -97,6 +104,10 @@ export interface ActivitiesTable extends Stamps {
   moving_pace: ColumnType<number | null, number | null | undefined, number | null>;
   /** Ids of the user's gear the activity was done with (migration 0069). */
   equipment_ids: ColumnType<string[], string[] | undefined, string[]>;
+  /** Who sees the activity, and its map, beside its owner; metres of the track hidden at each end (migration 0071). */
+  visibility: Generated<Visibility>;
+  map_visibility: Generated<Visibility>;
+  map_hidden_ends: Generated<number>;
 }
 
 /** An activity's row as read (every writer and reader of activities shares it). */

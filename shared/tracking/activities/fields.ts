@@ -36,5 +36,9 @@ export function activityFields(a: ActivityRow) {
     pauses: a.pauses,
     movingSpeedAvg: a.moving_speed_avg,
     movingPace: a.moving_pace,
+    // Sharing between users (docs/tracking-sharing-users.md).
+    visibility: a.visibility,
+    mapVisibility: a.map_visibility,
+    mapHiddenEnds: a.map_hidden_ends,
   };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { ActivityRow } from '../../db/schema/tracking.ts';
+import type { ActivityRow, Visibility } from '../../db/schema/tracking.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { job } from '../../queue/jobs.ts';
 import { outboxInsert } from '../../queue/outbox-write.ts';
@@ -70,6 +70,15 @@ export interface ActivityInput {
    * are written as for any activity: they work by deltas, as cheap in a bulk as alone.
    */
   withoutEvent?: boolean | undefined;
+  /** Who sees it beside its owner; what is left out is the user's default (sharing/visibility.ts). */
+  visibility?: VisibilityChoice | undefined;
+}
+
+/** An activity's visibility, its map's, and the metres of track hidden at each end. */
+export interface VisibilityChoice {
+  visibility?: Visibility | undefined;
+  mapVisibility?: Visibility | undefined;
+  mapHiddenEnds?: number | undefined;
 }
 
 /** What a PUT may change; absent members keep their value. */
@@ -84,6 +93,9 @@ export interface ActivityChanges {
   equipmentIds?: string[];
   /** The `dataSummaries` (replace them). */
   summaries?: Map<number, number>;
+  visibility?: Visibility;
+  mapVisibility?: Visibility;
+  mapHiddenEnds?: number;
 }
 
 const notFound = (id: string) => notFoundError(`No activity ${id}`);
@@ -178,12 +190,13 @@ async function insertActivity(
   const keep = input.duplicates === 'keep';
   const sha256 = probe.fileSha256 === null ? null : Buffer.from(probe.fileSha256);
   const gear = newActivityGear(callerId, content, input.equipmentIds);
+  const shown = input.visibility ?? {};
   const result = await sql<ActivityRow>`
     with g as (${gear.cte}), a as (
       insert into activities (id, user_id, sport_id, user_device_id, connector_id, name, startdate, duration,
         comment, user_session, images, tags, manual, location, data_summaries, available_datatypes,
         track_flag, datastream_flag, latitude, longitude, elevation, version, file_sha256, kept_duplicate,
-        moving_time, pauses, moving_speed_avg, moving_pace, equipment_ids)
+        moving_time, pauses, moving_speed_avg, moving_pace, equipment_ids, visibility, map_visibility, map_hidden_ends)
       select ${id}, ${callerId}, ${content.sportId}::int, ${device}::text, ${input.connectorId}::int,
         ${content.name}::text, ${content.startdate}::timestamptz, ${content.duration}::int, ${input.comment}::text,
         ${input.userSession}::text, ${input.images}::text[], ${input.tags}::text[], ${derived.manual},
@@ -191,8 +204,12 @@ async function insertActivity(
         ${derived.available_datatypes}::int[], ${derived.track_flag}, ${derived.datastream_flag},
         ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8, ${FIRST_VERSION}::int,
         ${sha256}::bytea, ${keep}, ${moving.moving_time}::int, ${JSON.stringify(moving.pauses)}::jsonb,
-        ${moving.moving_speed_avg}::float8, ${moving.moving_pace}::float8, ${gear.ids}
-      where ${gear.found} and (${device}::text is null
+        ${moving.moving_speed_avg}::float8, ${moving.moving_pace}::float8, ${gear.ids},
+        coalesce(${shown.visibility ?? null}::text, u.default_visibility),
+        coalesce(${shown.mapVisibility ?? null}::text, u.default_map_visibility),
+        coalesce(${shown.mapHiddenEnds ?? null}::int, u.default_map_hidden_ends)
+      from tracking_users u
+      where u.id = ${callerId} and ${gear.found} and (${device}::text is null
           or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId}))
         and ${keep ? sql`true` : noDuplicateOf(callerId, probe)}
       on conflict do nothing
@@ -328,6 +345,9 @@ export async function updateActivity(
       sport_id: changes.sportId ?? current.sport_id,
       equipment_ids: changes.equipmentIds ? [...new Set(changes.equipmentIds)] : current.equipment_ids,
       data_summaries: changes.summaries ? Object.fromEntries(changes.summaries) : current.data_summaries,
+      visibility: changes.visibility ?? current.visibility,
+      map_visibility: changes.mapVisibility ?? current.map_visibility,
+      map_hidden_ends: changes.mapHiddenEnds ?? current.map_hidden_ends,
     };
     const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
     if ((Object.keys(next) as (keyof typeof next)[]).every((k) => same(next[k], current[k]))) return current;

@@ -16,5 +16,8 @@ export function userFields(u: TrackingUser) {
     updatedAt: formatDateTime(u.updated_at),
     scheduleDelete: u.schedule_delete && formatDateTime(u.schedule_delete),
     timezone: u.timezone,
+    defaultVisibility: u.default_visibility,
+    defaultMapVisibility: u.default_map_visibility,
+    defaultMapHiddenEnds: u.default_map_hidden_ends,
   };
 }

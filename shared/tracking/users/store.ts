@@ -2,7 +2,7 @@ import type { JWTPayload } from 'jose';
 import type { Selectable, Updateable } from 'kysely';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import type { TrackingUsersTable } from '../../db/schema/tracking.ts';
+import type { TrackingUsersTable, Visibility } from '../../db/schema/tracking.ts';
 import { conflictError, type FieldError, invalid, notFoundError } from '../../errors.ts';
 import { isCountryCode } from '../../places/places.ts';
 import { compactTime, sumupsRebuildJob } from '../sumups/rebuild-requests.ts';
@@ -39,6 +39,9 @@ const COLUMNS = [
   sql<string | null>`to_char(birth_date, 'YYYY-MM-DD')`.as('birth_date'),
   'schedule_delete',
   'timezone',
+  'default_visibility',
+  'default_map_visibility',
+  'default_map_hidden_ends',
   'created_at',
   'updated_at',
 ] as const;
@@ -172,6 +175,10 @@ export interface UserChanges {
   scheduleDelete?: Date | null | undefined;
   /** An IANA time zone name, any spelling the platform knows (stored canonical); null: UTC. */
   timezone?: string | null | undefined;
+  /** What the user's new activities get (docs/tracking-sharing-users.md). */
+  defaultVisibility?: Visibility | undefined;
+  defaultMapVisibility?: Visibility | undefined;
+  defaultMapHiddenEnds?: number | undefined;
 }
 
 /** What the rules of a change compare against. */
@@ -239,6 +246,9 @@ export async function updateTrackingUser(
   if (changes.imageUrl !== undefined) set.image_url = changes.imageUrl;
   if (changes.birthDate !== undefined) set.birth_date = changes.birthDate;
   if (changes.scheduleDelete !== undefined) set.schedule_delete = changes.scheduleDelete;
+  if (changes.defaultVisibility !== undefined) set.default_visibility = changes.defaultVisibility;
+  if (changes.defaultMapVisibility !== undefined) set.default_map_visibility = changes.defaultMapVisibility;
+  if (changes.defaultMapHiddenEnds !== undefined) set.default_map_hidden_ends = changes.defaultMapHiddenEnds;
   if (changes.timezone !== undefined)
     set.timezone = changes.timezone === null ? null : (canonicalTimezone(changes.timezone) ?? null);
   await trackingWork(db, async (uow) => {

@@ -28,6 +28,9 @@ export const WEBHOOK_EVENTS = [
   'challenge_achieved',
   'import_done',
   'import_failed',
+  'share_request',
+  'share_user_create',
+  'share_user_delete',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 

@@ -5,6 +5,7 @@ import { emitExportReady } from './export-event.ts';
 import { emitImportEvent } from './import-event.ts';
 import { emitChallengeAchieved, emitEquipmentAlert } from './progress-events.ts';
 import { emitRecordsUpdate } from './records-event.ts';
+import { emitShareEvent } from './share-event.ts';
 
 /**
  * The web hook event each domain event becomes (docs/webhooks.md, "Events"), written in the
@@ -20,4 +21,7 @@ export const WEBHOOK_SUBSCRIBERS: Subscribers<TrackingDomainEvent> = {
   GearAlertReached: [(uow, e) => emitEquipmentAlert(uow.trx, e.equipment).then(() => {})],
   ChallengeAchieved: [(uow, e) => emitChallengeAchieved(uow.trx, e.userId, e.challengeId).then(() => {})],
   ImportEnded: [(uow, e) => emitImportEvent(uow.trx, e.job).then(() => {})],
+  ShareRequested: [(uow, e) => emitShareEvent(uow.trx, 'share_request', e.share)],
+  ShareAccepted: [(uow, e) => emitShareEvent(uow.trx, 'share_user_create', e.share)],
+  ShareDeleted: [(uow, e) => emitShareEvent(uow.trx, 'share_user_delete', e.share)],
 };
