@@ -36,6 +36,7 @@ const rows = async (
     | 'user_measures'
     | 'user_devices'
     | 'share_activities'
+    | 'share_users'
     | 'tracking_exports'
     | 'tracking_uploads'
     | 'user_web_hooks'
@@ -127,6 +128,16 @@ const ROUTES: Route[] = [
       return { json: { user: `/v2/users/${u.ldid}`, activity: `/v2/activities/${id}` } };
     },
     count: (u) => rows('share_activities', u),
+  },
+  {
+    name: 'POST /v2/share_users',
+    path: () => '/v2/share_users',
+    body: async () => {
+      const friend = await api.user();
+      await api.call('GET', '/me', friend);
+      return { json: { user: `/v2/users/${friend.ldid}` } };
+    },
+    count: (u) => rows('share_users', u),
   },
   {
     name: 'POST /v2/user_web_hooks',
@@ -292,6 +303,7 @@ test('the OpenAPI document declares the header, the replay mark and the 400/409/
     'post /v2/file_import/activities',
     'post /v2/jobs',
     'post /v2/share_activities',
+    'post /v2/share_users',
     'post /v2/upload',
     'post /v2/user_challenges',
     'post /v2/user_devices',

@@ -97,6 +97,12 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  // A share the owner gives (pending), and one given to them that they accepted.
+  const third = await api.user();
+  await api.call('GET', '/me', third);
+  const given = await post('/share_users', { user: me(third) });
+  const received = await api.call('POST', '/share_users', third, { body: { user: me(owner) } });
+  await api.call('PUT', `/share_users/${received.body.id}`, owner, { body: { status: 'accepted' } });
   // A pending import job (as a 202 leaves it while no worker runs the imports queue).
   const importJob = await api.database.db
     .insertInto('jobs')
@@ -117,6 +123,11 @@ async function objectsOf(owner: TrackingTestUser): Promise<Record<string, string
     user_measure_goals: String(goal.id),
     user_challenges: challenge.id,
     jobs: importJob.id,
+    share_users: given.id,
+    share_users_stats: received.body.id as string,
+    // Another user is no friend of the owner's, and the owner's activity is private.
+    friends: owner.ldid,
+    public_activities: run.id,
   };
 }
 
@@ -134,6 +145,7 @@ const WRITES: Record<string, unknown> = {
   user_measure_goals: { goal: 1 },
   user_challenges: { name: 'Renamed' },
   jobs: { state: 'cancelled' },
+  share_users: { status: 'accepted' },
 };
 
 test("another user's objects answer 404 to every operation on them, a caller without a token 401, and nothing changes", async (t) => {
@@ -155,7 +167,8 @@ test("another user's objects answer 404 to every operation on them, a caller wit
       failures.push(`${op.name}: no object of this collection in the matrix (add it, or name the route as public)`);
       continue;
     }
-    const path = op.path.replace(/\{[^}]+\}/, id);
+    // A friend's activity: the friend, then their activity.
+    const path = op.path.replace(/\{[^}]+\}/, id).replace('{id}', objects.activities ?? '');
     const body = op.method === 'PUT' || op.method === 'PATCH' ? WRITES[collection] : undefined;
     const auth = `Bearer ${other.token}`;
     cases.push({ op, path, headers, body, who: 'as another user', authorization: auth, expected: 404 });
