@@ -398,6 +398,24 @@ async function scenario(): Promise<TrackingTestUser> {
   if (page.status !== 200) throw new Error(`share page: ${page.status}`);
   await ok(call('DELETE', `/share_activities/${share.id ?? share.token}`), 204);
 
+  // Sharing between users: the request, the answer, what the friend reads, the public list.
+  const byOther = (method: string, path: string, options?: { body?: unknown }) =>
+    api.call(method, path, other, options);
+  await ok(byOther('GET', '/me'), 200);
+  await ok(call('PUT', `/activities/${run.id}`, { body: { visibility: 'public', mapHiddenEnds: 100 } }), 200);
+  const friendship = await ok(call('POST', '/share_users', { body: { user: me(other) } }), 201);
+  await ok(call('GET', '/share_users'), 200);
+  await ok(call('GET', `/share_users/${friendship.id}`), 200);
+  await ok(byOther('GET', '/share_users?direction=received&status=pending'), 200);
+  await ok(byOther('PUT', `/share_users/${friendship.id}`, { body: { status: 'accepted' } }), 200);
+  await ok(byOther('GET', `/friends/${u.ldid}/activities`), 200);
+  await ok(byOther('GET', `/friends/${u.ldid}/activities/${run.id}`), 200);
+  await ok(byOther('GET', '/feed'), 200);
+  await ok(byOther('GET', `/share_users_stats/${friendship.id}`), 200);
+  await ok(byOther('GET', '/public_activities'), 200);
+  await ok(byOther('GET', `/public_activities/${run.id}`), 200);
+  await ok(byOther('DELETE', `/share_users/${friendship.id}`), 204);
+
   // Exports: the activities', downloaded, and the personal data's.
   const made = await ok(call('POST', '/exports'), 201);
   await drained();
@@ -528,6 +546,13 @@ const NO_USER_COLUMN =
  * reason (docs/scale-out.md lists them). A new one fails the test; so does an entry no
  * statement needs any more.
  */
+/** A share read by its id for either of its users (given by one, received by the other). */
+const SHARE_EITHER_SIDE =
+  'a share is read, answered or deleted by its id for either of its users: the id must carry the owner, or a table distributed by friend_id mirror the shares';
+/** What a user received: share_users is distributed by the user who shares. */
+const SHARE_RECEIVED =
+  "what a user received (their friends, the feed's owners, a friend's statistics) reads share_users by friend_id: every shard, until a mirror distributed by friend_id";
+
 const UNROUTED: Record<string, string> = {
   // Requests on tables without user_id yet.
   'shared/tracking/webhooks/attempts.ts#lastAttempts':
@@ -570,7 +595,20 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/webhooks/deliver.ts#pruneAttempts': WEBHOOK_JOBS,
   'shared/tracking/webhooks/deliver.ts#deliverWebhook': WEBHOOK_JOBS,
   'shared/tracking/webhooks/fan-out.ts#openDeliveriesOf': WEBHOOK_JOBS,
+  // Shares between users: distributed by the user who shares, read from the friend's side too.
+  'shared/tracking/sharing/share-users.ts#liveUser':
+    'sharing checks that the friend exists and is not being deleted: tracking_users joined with account_deletions (coordinator)',
+  'shared/tracking/sharing/share-users.ts#findShareUser': SHARE_EITHER_SIDE,
+  'shared/tracking/sharing/share-users.ts#answerShareUser': SHARE_EITHER_SIDE,
+  'shared/tracking/sharing/share-users.ts#deleteShareUser': SHARE_EITHER_SIDE,
+  'shared/tracking/sharing/share-users.ts#listShareUsers': SHARE_RECEIVED,
+  'shared/tracking/sharing/share-users.ts#sharersOf': SHARE_RECEIVED,
+  'shared/tracking/sharing/share-users.ts#acceptedShareOwner': SHARE_RECEIVED,
+  'shared/tracking/sharing/shared-activities.ts#feedActivities':
+    "the feed reads the latest activities of every friend: one range per friend's shard",
   // Every user by design.
+  'shared/tracking/sharing/shared-activities.ts#listPublicActivities':
+    "everyone's public activities, newest first: every shard (or, later, a reference table of the public ones)",
   'shared/tracking/gear/autocomplete.ts#suggestEquipment':
     "the gear autocomplete reads everyone's brands and names, without their owners: a multi-shard statement (or, later, a reference table of the names the writes keep)",
   'shared/tracking/records/recompute-requests.ts#enqueueRecompute': ALL_USERS,

@@ -144,6 +144,7 @@ export async function answerShareUser(
       .updateTable('share_users')
       .set({ status, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
+      .where('user_id', '=', current.user_id)
       .returningAll()
       .executeTakeFirstOrThrow();
     if (status === 'accepted') uow.emit({ type: 'ShareAccepted', share });
