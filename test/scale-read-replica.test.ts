@@ -210,6 +210,65 @@ test.serial(
   },
 );
 
+test.serial(
+  "a friend's activities and the feed come from the replica; whether the friend may see them, from the primary at once",
+  async (t) => {
+    const account = await createTestAccount(setup.db, ['user']);
+    const friend = { ...account, token: await mintToken(setup.db, config, account) };
+    const asFriend = (method: string, path: string, body?: unknown) =>
+      json(`/v2${path}`, {
+        method,
+        headers: {
+          'x-api-key': apiKey,
+          authorization: `Bearer ${friend.token}`,
+          ...(body ? { 'content-type': 'application/ld+json' } : {}),
+        },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    t.is((await asFriend('GET', '/me')).status, 200);
+    const shared = await tracking(
+      'POST',
+      '/activities',
+      activity(runnerUser, { name: 'for friends', visibility: 'followers', startdate: '2030-01-01T08:00:00Z' }),
+    );
+    t.is(shared.status, 201);
+    const share = await tracking('POST', '/share_users', { user: me(friend) });
+    t.is(share.status, 201);
+    t.is((await asFriend('PUT', `/share_users/${share.body.id}`, { status: 'accepted' })).status, 200);
+    await replica.caughtUp();
+    await replicaUsed(true);
+    // The friend's write marker (their answer) would send their reads to the primary: as once it expires.
+    await api.context.redis.del(`${config.QUEUE_PREFIX}:rw:${friend.id}`);
+
+    const since = new Date();
+    const list = await asFriend('GET', `/friends/${runner.ldid}/activities`);
+    t.is(list.status, 200);
+    t.deepEqual(
+      list.body['hydra:member'].map((m: { id: string }) => m.id),
+      [shared.body.id],
+    );
+    t.true(await ranOnReplica(/from "activities" where "user_id" = \$1/, since), "the friend's list: the replica's");
+    const feed = await asFriend('GET', '/feed');
+    t.deepEqual(
+      feed.body['hydra:member'].map((m: { id: string }) => m.id),
+      [shared.body.id],
+    );
+    t.true(await ranOnReplica(/cross join lateral/, since), 'the feed: the replica');
+
+    // Replay stops; the owner deletes the share: the paused replica still holds it, the friend sees nothing.
+    await on(replica.url, 'select pg_wal_replay_pause()');
+    try {
+      t.is((await tracking('DELETE', `/share_users/${share.body.id}`)).status, 204);
+      t.is((await asFriend('GET', `/friends/${runner.ldid}/activities`)).status, 404);
+      t.is((await asFriend('GET', `/friends/${runner.ldid}/activities/${shared.body.id}`)).status, 404);
+      t.deepEqual((await asFriend('GET', '/feed')).body['hydra:member'], []);
+    } finally {
+      await on(replica.url, 'select pg_wal_replay_resume()');
+    }
+    await replica.caughtUp();
+  },
+);
+
 test.serial('replica stopped: reads answer 200 from the primary; back: used again', async (t) => {
   const place = await createPlace();
   await replica.caughtUp();
