@@ -65,6 +65,7 @@ test('the personal data export holds every part of the user, and its manifest li
     'records.json',
     'devices.json',
     'shares.json',
+    'share_users.json',
     'equipments.json',
     'measure_goals.json',
     'challenges.json',
@@ -171,6 +172,7 @@ test('a user with nothing gets a profile, empty lists and a manifest; a photo th
       'records.json',
       'devices.json',
       'shares.json',
+      'share_users.json',
       'equipments.json',
       'measure_goals.json',
       'challenges.json',
@@ -182,12 +184,13 @@ test('a user with nothing gets a profile, empty lists and a manifest; a photo th
     'records.json',
     'devices.json',
     'shares.json',
+    'share_users.json',
     'equipments.json',
     'measure_goals.json',
     'challenges.json',
   ])
     t.deepEqual(json(entries.get(file)), [], file);
-  t.is(json(entries.get('manifest.json')).files.length, 8);
+  t.is(json(entries.get('manifest.json')).files.length, 9);
 
   const u = await api.user();
   const form = new FormData();

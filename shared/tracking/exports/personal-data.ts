@@ -15,6 +15,8 @@ import type { Measure } from '../measures/store.ts';
 import { recordFields } from '../records/record-fields.ts';
 import type { UserRecord } from '../records/records-read.ts';
 import type { ShareRow } from '../shares/store.ts';
+import { shareUserFields } from '../sharing/share-fields.ts';
+import type { ShareUserRow } from '../sharing/share-users.ts';
 import { userFields } from '../users/fields.ts';
 import { findTrackingUser } from '../users/store.ts';
 import { type ArchiveOptions, type ArchiveResult, activityEntryBase, type ExportedActivity, utf8 } from './archive.ts';
@@ -31,7 +33,8 @@ import { type ArchiveEntry, ZipArchive } from './zip-archive.ts';
  * - per activity, oldest start first: `gpx/<start>_<id>.gpx` (GPX 1.1), `activities/<start>_<id>.json`
  *   (the activity as GET /v2/activities/{id} answers in plain JSON, streams included) and its drawn
  *   thumbnails, `photos/thumbnails/<id>/<file>`;
- * - `measures.json`, `records.json`, `devices.json`, `shares.json`, `equipments.json`,
+ * - `measures.json`, `records.json`, `devices.json`, `shares.json`, `share_users.json` (given and
+ *   received), `equipments.json`,
  *   `measure_goals.json`, `challenges.json`: arrays of each resource as the API answers it in
  *   plain JSON;
  * - `photos/uploads/...`: the photos the user uploaded (POST /v2/upload), bytes as stored;
@@ -202,6 +205,20 @@ export async function writePersonalDataArchive(
           return q.orderBy('token').limit(PAGE).execute();
         }),
         (s) => shareFields(s, options.publicUrl),
+      ),
+    );
+    await zip.add(
+      'share_users.json',
+      jsonArray(
+        pages((after: ShareUserRow | undefined) => {
+          let q = db
+            .selectFrom('share_users')
+            .selectAll()
+            .where((eb) => eb.or([eb('user_id', '=', userId), eb('friend_id', '=', userId)]));
+          if (after) q = q.where('id', '>', after.id);
+          return q.orderBy('id').limit(PAGE).execute();
+        }),
+        shareUserFields,
       ),
     );
     for (const [name, items] of await progressFiles(db, userId))
