@@ -117,7 +117,7 @@ export const activitySchema = z
         'extension: who sees the activity beside you: `private` (you alone), `followers` (the users you share with), `public` (any signed-in user) (docs/tracking-sharing-users.md)',
     }),
     mapVisibility: z.enum(VISIBILITIES).meta({
-      description: "extension: who sees its map (track, start point); never wider than `visibility`",
+      description: 'extension: who sees its map (track, start point); never wider than `visibility`',
     }),
     mapHiddenEnds: z.number().int().meta({
       description: 'extension: metres of track hidden at each end from everyone but you',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ACCOUNT_SCOPE } from '../../shared/auth/scopes.ts';
+import { MAX_MAP_HIDDEN_ENDS, VISIBILITIES } from '../../shared/tracking/sharing/visibility.ts';
 import { userFields } from '../../shared/tracking/users/fields.ts';
 import { scheduleDeleteRule } from '../../shared/tracking/users/schedule-delete.ts';
 import { type TrackingUser, updateTrackingUser, userVisibleTo } from '../../shared/tracking/users/store.ts';
@@ -7,7 +8,6 @@ import type { AppContext } from '../context.ts';
 import { requireScope } from '../http/auth.ts';
 import type { HydraView } from '../http/formats/format.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { MAX_MAP_HIDDEN_ENDS, VISIBILITIES } from '../../shared/tracking/sharing/visibility.ts';
 import { dateTime, writeBody } from './schemas.ts';
 import { trackingResource } from './tracking-resource.ts';
 

@@ -61,7 +61,5 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     alter table tracking_users drop column default_visibility, drop column default_map_visibility,
       drop column default_map_hidden_ends`.execute(db);
   await sql`
-    alter table activities drop column visibility, drop column map_visibility, drop column map_hidden_ends`.execute(
-    db,
-  );
+    alter table activities drop column visibility, drop column map_visibility, drop column map_hidden_ends`.execute(db);
 }

@@ -23,10 +23,6 @@ export interface KeysetPage<T> {
 
 const notFound = (id: string) => notFoundError(`No activity ${id}`);
 
-/** The visibilities a viewer (not the owner) sees. */
-const shownTo = (viewer: Exclude<Viewer, 'owner'>) =>
-  viewer === 'follower' ? (['followers', 'public'] as const) : (['public'] as const);
-
 /**
  * A page of `ownerId`'s activities a follower sees, with the owner's list filters and orders
  * (activities/list.ts); the partial index of migration 0071 serves the default order.

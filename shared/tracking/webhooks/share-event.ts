@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { ShareUsersTable } from '../../db/schema/shares.ts';
 import type { Database } from '../../db/schema/index.ts';
+import type { ShareUsersTable } from '../../db/schema/shares.ts';
 import { iri, TRACKING_PREFIX } from '../iri.ts';
 import { shareUserFields } from '../sharing/share-fields.ts';
 import { emitTrackingEvent, type WebhookEventType } from './events.ts';
