@@ -271,3 +271,15 @@ test("an account's deletion removes its shares, given and received, counted by i
   t.deepEqual(ids((await api.call('GET', '/share_users?direction=received', friend)).body), []);
   t.deepEqual(ids((await api.call('GET', '/share_users', other)).body), []);
 });
+
+test("a friend's route answers only that friend's activities: another user's id is a 404, public or not", async (t) => {
+  const [owner, friend, other] = [await athlete(), await athlete(), await athlete()];
+  await answer(friend, (await share(owner, friend)).id, 'accepted');
+  const theirs = await api.call('POST', '/activities', other, {
+    body: activity(other, { startdate: '2031-07-01T08:00:00Z', visibility: 'public' }),
+  });
+  t.is(theirs.status, 201);
+  t.is((await api.call('GET', `/friends/${owner.ldid}/activities/${theirs.body.id}`, friend)).status, 404);
+  t.is((await api.call('GET', `/friends/${owner.ldid}/activities/not-an-id!`, friend)).status, 404);
+  t.is((await api.call('GET', `/public_activities/${theirs.body.id}`, friend)).status, 200);
+});
