@@ -236,6 +236,7 @@ test('the feed and the public list page newest first by cursor; a cursor that is
     seen.push(...ids(res.body));
     next = res.body['hydra:view']['hydra:next'];
     t.is(res.body['hydra:view']['hydra:first'], '/v2/feed?limit=4');
+    t.false(JSON.stringify(res.body['hydra:search'] ?? {}).includes('cursor'));
   }
   t.deepEqual(seen, newestFirst);
 
