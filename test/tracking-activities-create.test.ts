@@ -61,6 +61,9 @@ test('POST stores a manual activity: 201, the Activity in JSON-LD in the spec or
     'pauses',
     'movingSpeedAvg',
     'movingPace',
+    'visibility',
+    'mapVisibility',
+    'mapHiddenEnds',
   ]);
   t.like(a, {
     '@context': '/v2/contexts/Activity',
