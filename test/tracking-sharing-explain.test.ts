@@ -13,8 +13,10 @@ import { createTestDatabase } from './helpers/db.ts';
 /**
  * The plans of the sharing reads (migration 0071's indexes): each statement as the shared
  * functions send it (captured from Kysely's log, so the test follows the code), explained with its
- * values over enough rows that the planner picks by cost: 400 users × 100 activities (30 %
- * private, 20 % public), 20 shares given per user, a reader who accepted the shares of 60 of them.
+ * values over enough rows that the planner picks by cost (sequential scans stay allowed): 400 users
+ * × 100 activities (30 % private, 20 % public), 20 shares given per user (a fifth pending or
+ * refused), so the reader received 20 and accepted 16. Vacuumed, as a live table mostly is, so
+ * index-only scans are costed as such.
  */
 
 const database = await createTestDatabase();
@@ -117,7 +119,6 @@ test('the feed: one index-only range of activities_shared_startdate_idx per frie
   ] as const) {
     const plan = await planOfCall((d) => feedActivities(d, friends, position, 30));
     const message = `${name}:\n${plan}`;
-    t.log(message);
     t.regex(plan, /Index Only Scan Backward using activities_shared_startdate_idx/, message);
     t.regex(plan, /Index Scan using activities_pkey/, message);
     t.notRegex(plan, /Seq Scan on activities|Bitmap Heap Scan on activities/, message);
@@ -130,11 +131,9 @@ test('the feed: one index-only range of activities_shared_startdate_idx per frie
 test("a friend's list, default order: activities_shared_startdate_idx, backwards; its count index-only", async (t) => {
   const list = (d: Db) => listSharedActivities(d, friend, {}, { page: 1, limit: 30 });
   const page = await planOfCall(list, (s) => !isCount(s));
-  t.log(page);
   t.regex(page, /Index Scan Backward using activities_shared_startdate_idx/, page);
   t.notRegex(page, /Sort|Seq Scan/, page);
   const count = await planOfCall(list, isCount);
-  t.log(count);
   t.regex(count, /Index Only Scan using activities_shared_startdate_idx/, count);
 });
 
@@ -143,7 +142,6 @@ test('the public list: activities_public_startdate_idx, backwards, first and fol
   const after = { startdate: first.items.at(-1)?.startdate as Date, id: first.items.at(-1)?.id as string };
   for (const position of [undefined, after]) {
     const plan = await planOfCall((d) => listPublicActivities(d, position, 30));
-    t.log(plan);
     t.regex(plan, /Index Scan Backward using activities_public_startdate_idx/, plan);
     t.notRegex(plan, /Sort|Seq Scan/, plan);
   }
@@ -166,7 +164,6 @@ test('share_users lists: given on share_users_user_idx, received on share_users_
     ] as const) {
       const plan = await planOfCall(fn, which);
       const message = `${name}, ${part}:\n${plan}`;
-      t.log(message);
       t.regex(plan, new RegExp(`(Index (Only )?Scan( Backward)? using|Bitmap Index Scan on) ${index.source}`), message);
       t.notRegex(plan, /Seq Scan/, message);
     }
@@ -189,8 +186,5 @@ test('sharersOf is index-only on share_users_friend_idx; viewerOf one probe of a
   ).id;
   const owner = await planOfCall((d) => acceptedShareOwner(d, reader, shareId));
   t.regex(owner, /Index Scan using share_users_pkey/, owner);
-  for (const plan of [sharers, viewer, owner]) {
-    t.log(plan);
-    t.notRegex(plan, /Seq Scan/, plan);
-  }
+  for (const plan of [sharers, viewer, owner]) t.notRegex(plan, /Seq Scan/, plan);
 });
