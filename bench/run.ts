@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<{ failed: boolean }>> = {
   'tracking-progress': async () => (await import('./tracking-progress.ts')).run(),
   'tracking-bulk-import': async () => (await import('./tracking-bulk-import.ts')).run(),
   'tracking-streams': async () => (await import('./tracking-streams.ts')).run(),
+  'tracking-feed': async () => (await import('./tracking-feed.ts')).run(),
   'slow-clients': async () => (await import('./slow-clients.ts')).run(),
   webhooks: async () => (await import('./webhooks.ts')).run(),
 };
