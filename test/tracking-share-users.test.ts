@@ -1,6 +1,6 @@
 import test from 'ava';
 import { runAccountDeletion, startAccountDeletion } from '../shared/services/account-deletion.ts';
-import { MAX_SHARES_GIVEN } from '../shared/tracking/sharing/share-users.ts';
+import { MAX_SHARES_ACCEPTED, MAX_SHARES_GIVEN } from '../shared/tracking/sharing/share-users.ts';
 import { startTrackingApi, type TrackingTestUser } from './helpers/tracking.ts';
 import { activity, ids, me, violations } from './helpers/tracking-activities.ts';
 
@@ -283,4 +283,37 @@ test("a friend's route answers only that friend's activities: another user's id 
   t.is((await api.call('GET', `/friends/${owner.ldid}/activities/${theirs.body.id}`, friend)).status, 404);
   t.is((await api.call('GET', `/friends/${owner.ldid}/activities/not-an-id!`, friend)).status, 404);
   t.is((await api.call('GET', `/public_activities/${theirs.body.id}`, friend)).status, 200);
+});
+
+test(`a user accepts at most ${MAX_SHARES_ACCEPTED} shares at once: 409 beyond`, async (t) => {
+  const [reader, last] = [await athlete(), await athlete()];
+  // The users sharing with the reader, made in the database: that many accounts through the API would be slow.
+  const accounts = await db
+    .insertInto('accounts')
+    .values(
+      Array.from({ length: MAX_SHARES_ACCEPTED }, (_, i) => ({
+        email: `followed-${reader.ldid}-${i}@example.com`,
+        password_hash: null,
+      })),
+    )
+    .returning(['id', 'ldid'])
+    .execute();
+  await db
+    .insertInto('tracking_users')
+    .values(accounts.map((a) => ({ id: a.ldid, account_id: a.id })))
+    .execute();
+  await db
+    .insertInto('share_users')
+    .values(accounts.map((a) => ({ user_id: a.ldid, friend_id: reader.ldid, status: 'accepted' as const })))
+    .execute();
+  const { id } = await share(last, reader);
+  const refused = await answer(reader, id, 'accepted');
+  t.is(refused.status, 409);
+  t.regex(refused.body['hydra:description'], new RegExp(`${MAX_SHARES_ACCEPTED} users`));
+  t.is((await answer(reader, id, 'refused')).status, 200, 'refusing is always possible');
+  await db
+    .deleteFrom('share_users')
+    .where('user_id', '=', accounts[0]?.ldid as string)
+    .execute();
+  t.is((await answer(reader, id, 'accepted')).status, 200);
 });

@@ -7,6 +7,7 @@ import {
   deleteShareUser,
   findShareUser,
   listShareUsers,
+  MAX_SHARES_ACCEPTED,
   MAX_SHARES_GIVEN,
   SHARE_DIRECTIONS,
   SHARE_STATUSES,
@@ -136,10 +137,12 @@ export function shareUsersResource(router: ApiRouter, app: AppContext): void {
     })
     .update({
       summary: 'Accept or refuse a share given to you',
-      description:
-        '`{"status": "accepted"}` or `{"status": "refused"}`, by the friend (`user`) only: the owner\'s PUT is a 403. An answer may change later (refuse what was accepted, accept what was refused); accepting sends `share_user_create` to both users. The other members of a ShareUser sent back are ignored.',
+      description: `\`{"status": "accepted"}\` or \`{"status": "refused"}\`, by the friend (\`user\`) only: the owner's PUT is a 403. An answer may change later (refuse what was accepted, accept what was refused); accepting sends \`share_user_create\` to both users. A user accepts at most ${MAX_SHARES_ACCEPTED} shares at once (409 beyond). The other members of a ShareUser sent back are ignored.`,
       body: answerBody,
-      errors: { 403: 'The caller gives this share: only the user it is given to answers it' },
+      errors: {
+        403: 'The caller gives this share: only the user it is given to answers it',
+        409: `The caller has accepted ${MAX_SHARES_ACCEPTED} shares already`,
+      },
       handler: async ({ params, body, caller }) => answerShareUser(db, caller.id, params.id, body.status),
     })
     .remove({

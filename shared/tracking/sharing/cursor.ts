@@ -1,7 +1,8 @@
 /**
  * The keyset cursor of the lists newest first (the public list, the feed): the last item's start
  * and id, opaque to clients (base64url of `<epoch ms>.<id>`). A cursor is a position, not a
- * snapshot: items added before it since are not shown again.
+ * snapshot: items added before it since are not shown again. Milliseconds are exact: every
+ * writer stores starts from JavaScript dates.
  */
 
 export interface Position {

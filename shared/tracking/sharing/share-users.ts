@@ -21,6 +21,12 @@ export type ShareStatus = (typeof SHARE_STATUSES)[number];
 /** Shares a user may give, whatever their status (a refused one still holds its place until deleted). */
 export const MAX_SHARES_GIVEN = 1000;
 
+/**
+ * Shares a user may have accepted at once: the feed reads one range per friend, so its cost
+ * grows with them.
+ */
+export const MAX_SHARES_ACCEPTED = 1000;
+
 /** `given`: the caller shares; `received`: they are shared with. */
 export const SHARE_DIRECTIONS = ['given', 'received'] as const;
 export type ShareDirection = (typeof SHARE_DIRECTIONS)[number];
@@ -120,7 +126,8 @@ export async function findShareUser(db: Db, callerId: string, id: string): Promi
 
 /**
  * The friend accepts or refuses a share (again: a refused share may be accepted later, an
- * accepted one refused). The sharer cannot answer their own share: 403.
+ * accepted one refused). The sharer cannot answer their own share: 403. A friend accepts at
+ * most MAX_SHARES_ACCEPTED shares: 409 beyond.
  */
 export async function answerShareUser(
   db: Db,
@@ -140,6 +147,18 @@ export async function answerShareUser(
     if (!current) throw notFound(id);
     if (current.friend_id !== callerId) throw forbiddenError('Only the user a share is given to accepts or refuses it');
     if (current.status === status) return current;
+    if (status === 'accepted') {
+      // Concurrent accepts of one friend count one after the other.
+      await trx.selectFrom('tracking_users').select('id').where('id', '=', callerId).forUpdate().executeTakeFirst();
+      const followed = await trx
+        .selectFrom('share_users')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('friend_id', '=', callerId)
+        .where('status', '=', 'accepted')
+        .executeTakeFirstOrThrow();
+      if (Number(followed.n) >= MAX_SHARES_ACCEPTED)
+        throw conflictError(`You follow ${MAX_SHARES_ACCEPTED} users already: delete a share given to you first`);
+    }
     const share = await trx
       .updateTable('share_users')
       .set({ status, updated_at: sql<Date>`now()` })

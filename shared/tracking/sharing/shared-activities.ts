@@ -33,7 +33,8 @@ export async function listSharedActivities(
   filter: ActivityFilter,
   paging: PageRequest,
 ): Promise<Found<ActivityRow>> {
-  const q = activitiesQuery(db, ownerId, filter).where('visibility', '<>', 'private');
+  // A literal, not a parameter: a plan made without the value could not use the partial index.
+  const q = activitiesQuery(db, ownerId, filter).where(sql<boolean>`visibility <> 'private'`);
   const found = await pageOf(q, paging);
   return { ...found, items: found.items.map((row) => rowForViewer(row, 'follower')) };
 }
@@ -69,7 +70,7 @@ export async function listPublicActivities(
   const rows = await db
     .selectFrom('activities')
     .selectAll()
-    .where('visibility', '=', 'public')
+    .where(sql<boolean>`visibility = 'public'`)
     .where(before(after))
     .orderBy('startdate', 'desc')
     .orderBy('id', 'desc')
