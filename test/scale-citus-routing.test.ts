@@ -604,6 +604,7 @@ const UNROUTED: Record<string, string> = {
   'shared/tracking/sharing/share-users.ts#listShareUsers': SHARE_RECEIVED,
   'shared/tracking/sharing/share-users.ts#sharersOf': SHARE_RECEIVED,
   'shared/tracking/sharing/share-users.ts#acceptedShareOwner': SHARE_RECEIVED,
+  'shared/tracking/exports/personal-data.ts#writePersonalDataArchive': `the personal-data export lists the user's shares given and received; ${SHARE_RECEIVED}`,
   'shared/tracking/sharing/shared-activities.ts#feedActivities':
     "the feed reads the latest activities of every friend: one range per friend's shard",
   // Every user by design.
