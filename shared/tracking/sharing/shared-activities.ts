@@ -81,9 +81,12 @@ export async function listPublicActivities(
 
 /**
  * The feed: the latest activities of the users who share with the caller (`ownerIds`), newest
- * first. Each owner's newest page is one index-only range of the partial index of what friends
- * see (a LATERAL per owner, at most `limit + 1` entries each); the merged top is then read whole.
- * Cost: owners × page, whatever the owners' histories.
+ * first, in one statement of two index-only passes over the partial index of what friends see.
+ * First each owner's newest shown start (one entry per owner); the `take`-th newest of those, T,
+ * bounds the page: `take` activities start at T or later (one per owner), so the page holds none
+ * older. Then only the owners whose newest is at T or later (about `take`) are read, from T on, at
+ * most `take` entries each; the merged top is read whole. With fewer owners than `take`, no bound.
+ * Cost: one entry per owner plus take × take, whatever the owners' histories.
  */
 export async function feedActivities(
   db: Db,
@@ -94,15 +97,29 @@ export async function feedActivities(
   if (ownerIds.length === 0) return { items: [], next: undefined };
   const take = limit + 1;
   const result = await sql<ActivityRow>`
-    with top as (
-      select x.id, x.startdate
+    with newest as (
+      select f.user_id, x.startdate
       from unnest(${ownerIds}::text[]) as f (user_id)
       cross join lateral (
-        select a.id, a.startdate from activities a
+        select a.startdate from activities a
         where a.user_id = f.user_id and a.visibility <> 'private' and ${before(after)}
+        order by a.startdate desc, a.id desc
+        limit 1
+      ) x
+    ), bound as (
+      select case when count(*) = ${take} then min(startdate) end as t
+      from (select startdate from newest order by startdate desc limit ${take}) n
+    ), top as (
+      select x.id, x.startdate
+      from newest n cross join bound b
+      cross join lateral (
+        select a.id, a.startdate from activities a
+        where a.user_id = n.user_id and a.visibility <> 'private' and ${before(after)}
+          and (b.t is null or a.startdate >= b.t)
         order by a.startdate desc, a.id desc
         limit ${take}
       ) x
+      where b.t is null or n.startdate >= b.t
       order by x.startdate desc, x.id desc
       limit ${take}
     )
