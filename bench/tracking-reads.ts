@@ -123,7 +123,9 @@ export async function compareReads(
       },
     );
     const servers = { api: api.url, bare: bare.url };
-    const reads = await cases(servers);
+    // BENCH_READS: only the reads whose label holds one of these words (comma-separated), to profile one.
+    const only = (process.env.BENCH_READS ?? '').split(',').filter(Boolean);
+    const reads = (await cases(servers)).filter((r) => only.length === 0 || only.some((w) => r.label.includes(w)));
     let agree = true;
     for (const read of reads) {
       const sizes: number[] = [];

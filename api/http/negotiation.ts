@@ -60,6 +60,27 @@ export function negotiate(accept: string | undefined, offered: readonly string[]
   return best?.type;
 }
 
+/** Accept headers whose choice a negotiator keeps (clients send few distinct ones), and the longest kept. */
+const KEPT_CHOICES = 64;
+const KEPT_LENGTH = 256;
+
+/**
+ * `negotiate` over one operation's offers, each Accept header's choice kept once made (up to
+ * KEPT_CHOICES headers of at most KEPT_LENGTH characters, then the oldest goes): the same header
+ * is not parsed again per request.
+ */
+export function negotiator(offered: readonly string[]): (accept: string) => string | undefined {
+  const chosen = new Map<string, string | undefined>();
+  return (accept) => {
+    if (chosen.has(accept)) return chosen.get(accept);
+    const type = negotiate(accept, offered);
+    if (accept.length > KEPT_LENGTH) return type;
+    if (chosen.size >= KEPT_CHOICES) chosen.delete(chosen.keys().next().value as string);
+    chosen.set(accept, type);
+    return type;
+  };
+}
+
 /** 406, naming what the operation can answer (API Platform's wording). */
 export function notAcceptable(offered: readonly string[]): HttpError {
   const list = offered.map((t) => `"${t}"`).join(', ');

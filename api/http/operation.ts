@@ -13,7 +13,7 @@ import {
   replayedHeaders,
 } from './idempotency.ts';
 import { type BodyInputs, bodyInputs, isBodyInputs, jsonInput, readBody } from './inputs.ts';
-import { negotiate, notAcceptable } from './negotiation.ts';
+import { negotiator, notAcceptable } from './negotiation.ts';
 import type { HttpMethod } from './openapi.ts';
 import type { CallerResolver, OperationInput, OperationSpec, Representation } from './resource-spec.ts';
 import type { ResponseSpec } from './response-spec.ts';
@@ -93,6 +93,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
   const own = d.serializer ? serializers.map((s) => s.contentType) : extra.length ? [contentType] : [];
   const offered = [...new Set([...own, ...extra])];
   const negotiates = offered.length > 1;
+  const choose = negotiator(offered);
   if (negotiates) errors[406] = errorResponse(format, `Accept allows none of ${offered.join(', ')}`);
   for (const [status, text] of Object.entries(spec.errors ?? {})) errors[Number(status)] = errorResponse(format, text);
   if ((spec.query && !d.queryCannotFail) || spec.body)
@@ -139,7 +140,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
       ...(spec.body ? { body: spec.body } : {}),
       ...(spec.queryErrorStatus ? { queryErrorStatus: spec.queryErrorStatus } : {}),
       // Negotiation comes first, as in API Platform: a 406 costs no credential check or query.
-      middleware: [...(chooses ? [acceptable(offered)] : []), ...middleware],
+      middleware: [...(chooses ? [acceptable(offered, choose)] : []), ...middleware],
       responses: only
         ? { 200: { description: `${spec.summary}, as ${only}`, alternates: { [only]: undefined } }, ...unnegotiated }
         : // Declared responses win over the computed errors (an OAuth error, an HTML 404 page).
@@ -161,7 +162,7 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
           ctx.type = result.contentType;
           return;
         }
-        const type = only ?? (chooses ? (negotiate(ctx.get('accept'), offered) ?? contentType) : contentType);
+        const type = only ?? (chooses ? (choose(ctx.get('accept')) ?? contentType) : contentType);
         const representation = representations[type];
         if (representation) {
           ctx.type = type;
@@ -184,11 +185,11 @@ export function addOperation<Q extends z.ZodType, P extends z.ZodType, B extends
 }
 
 /** Refuses a request whose `Accept` allows none of the offered media types; responses vary by it. */
-function acceptable(offered: readonly string[]): Middleware {
-  return async (ctx, next) => {
+function acceptable(offered: readonly string[], choose: (accept: string) => string | undefined): Middleware {
+  return (ctx, next) => {
     ctx.vary('Accept');
-    if (negotiate(ctx.get('accept'), offered) === undefined) throw notAcceptable(offered);
-    await next();
+    if (choose(ctx.get('accept')) === undefined) throw notAcceptable(offered);
+    return next();
   };
 }
 

@@ -31,8 +31,16 @@ export function requestLog(logger: Logger): Middleware {
     const requestId = SAFE_ID.test(incoming) ? incoming : crypto.randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
-    const log = logger.child({ reqId: requestId });
-    ctx.state.log = log;
+    // The child logger is made when something logs: most requests write no line at LOG_LEVEL=warn.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => (log ??= logger.child({ reqId: requestId })),
+      set: (value: Logger) => {
+        log = value;
+      },
+      enumerable: true,
+      configurable: true,
+    });
     const start = process.hrtime.bigint();
     const traceparent =
       validTraceparent(ctx.get('traceparent') || undefined) ?? tracing().activeTraceparent() ?? newTraceparent();
@@ -42,9 +50,9 @@ export function requestLog(logger: Logger): Middleware {
         await next();
       } finally {
         // Skip building the line (headers, ip, redacted url) when info is off (LOG_LEVEL=warn).
-        if (log.isLevelEnabled('info')) {
+        if (logger.isLevelEnabled('info')) {
           const ms = Number(process.hrtime.bigint() - start) / 1e6;
-          log.info(
+          (ctx.state.log as Logger).info(
             {
               req: { method: ctx.method, url: redactUrl(ctx.originalUrl), headers: ctx.headers, ip: ctx.ip },
               res: { statusCode: ctx.status },

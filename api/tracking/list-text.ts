@@ -2,13 +2,14 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import type { HydraView, Page, RequestView } from '../http/formats/format.ts';
-import { hydraSerializer, itemIri } from '../http/formats/hydra.ts';
+import { hydraSerializer, itemIri, listFilters, searchTemplate } from '../http/formats/hydra.ts';
 
 /**
  * A tracking list written as text from its items, for the lists apps call in turns (statistics,
  * an activity's laps, splits and best efforts): each item's JSON by the resource's `fields`
  * writer, the envelope (`@context`, `hydra:view`, `hydra:search`...) by the Hydra format itself
- * with no member, so no object per member and field is built to be stringified. Declared as the
+ * with no member, so no object per member and field is built to be stringified; its `hydra:search`
+ * (the same for every request to one path) is written once per path. Declared as the
  * list's representations of its two media types; the bytes are the format's, which
  * test/tracking-list-text.test.ts checks for each list.
  */
@@ -39,10 +40,21 @@ function itemsOf<T>(page: Page<T>): readonly T[] {
 
 /** A node of the list: `@id`, `@type`, then the item's fields (api/http/formats/hydra.ts writes it so). */
 export function memberText<T, S extends z.ZodType>(view: HydraView<T, S>, fields: FieldsText<T>, item: T): string {
-  const own = fields(item);
-  const head = `{"@id":${JSON.stringify(itemIri(view, item))},"@type":${JSON.stringify(view.type)}`;
-  return own === '{}' ? `${head}}` : `${head},${own.slice(1)}`;
+  return memberWriter(view, fields)(item);
 }
+
+/** memberText for one view, its `@type` member written once. */
+function memberWriter<T, S extends z.ZodType>(view: HydraView<T, S>, fields: FieldsText<T>): (item: T) => string {
+  const type = `,"@type":${JSON.stringify(view.type)}`;
+  return (item) => {
+    const own = fields(item);
+    const head = `{"@id":${JSON.stringify(itemIri(view, item))}${type}`;
+    return own === '{}' ? `${head}}` : `${head},${own.slice(1)}`;
+  };
+}
+
+/** Paths whose `hydra:search` text a list keeps (a list with filters has one path). */
+const KEPT_SEARCHES = 16;
 
 /**
  * The representations of a Hydra list (`filters`: its query schema's keys, as the Resource gives
@@ -54,11 +66,26 @@ export function listText<T, S extends z.ZodType>(
   filters: readonly string[],
   fields: FieldsText<T>,
 ) {
-  const serializer = hydraSerializer(view, filters);
+  // The envelope without its last member, `hydra:search`, written here from the format's own template.
+  const serializer = hydraSerializer(view);
+  const member = memberWriter(view, fields);
+  const searches = new Map<string, string>();
+  const searchText = (path: string, pageParam: string | undefined): string => {
+    const variables = listFilters(filters, pageParam);
+    if (variables.length === 0) return '';
+    const key = `${pageParam ?? ''} ${path}`;
+    let text = searches.get(key);
+    if (text === undefined) {
+      text = `,"hydra:search":${JSON.stringify(searchTemplate({ path }, variables))}`;
+      if (searches.size >= KEPT_SEARCHES) searches.delete(searches.keys().next().value as string);
+      searches.set(key, text);
+    }
+    return text;
+  };
   return {
     'application/ld+json': (result: Page<T> | readonly T[], ctx: Context): string => {
       const page = pageOf(result);
-      const members = itemsOf(page).map((item) => memberText(view, fields, item));
+      const members = itemsOf(page).map(member);
       const req: RequestView = {
         baseUrl: app.config.PUBLIC_URL,
         path: ctx.path,
@@ -67,7 +94,7 @@ export function listText<T, S extends z.ZodType>(
       };
       const envelope = JSON.stringify(serializer.collection({ ...page, items: [] }, req));
       const at = envelope.indexOf(EMPTY_MEMBERS);
-      return `${envelope.slice(0, at)}"hydra:member":[${members.join(',')}]${envelope.slice(at + EMPTY_MEMBERS.length)}`;
+      return `${envelope.slice(0, at)}"hydra:member":[${members.join(',')}]${envelope.slice(at + EMPTY_MEMBERS.length, -1)}${searchText(req.path, page.pageParam)}}`;
     },
     'application/json': (result: Page<T> | readonly T[]): string =>
       `[${itemsOf(pageOf(result)).map(fields).join(',')}]`,

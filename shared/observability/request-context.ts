@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { tracing } from './tracing.ts';
 
 /** What a request (or a job) passes on to the jobs it causes: docs/operations.md, "Following one request". */
@@ -39,7 +39,24 @@ export function validTraceparent(value: string | undefined): string | undefined 
  * from (OpenTelemetry off). Sampled: a worker with OpenTelemetry on still records its jobs' spans.
  */
 export function newTraceparent(): string {
-  return `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+  return `00-${randomHex(16)}-${randomHex(8)}-01`;
+}
+
+/**
+ * Random bytes for new trace ids, drawn from the system's generator a pool at a time (as
+ * crypto.randomUUID does) rather than one call per id: every request that brings no trace takes one.
+ */
+const RANDOM_POOL = Buffer.alloc(4096);
+let poolOffset = RANDOM_POOL.length;
+
+/** `bytes` random bytes as lowercase hex. */
+function randomHex(bytes: number): string {
+  if (poolOffset + bytes > RANDOM_POOL.length) {
+    randomFillSync(RANDOM_POOL);
+    poolOffset = 0;
+  }
+  poolOffset += bytes;
+  return RANDOM_POOL.toString('hex', poolOffset - bytes, poolOffset);
 }
 
 /**

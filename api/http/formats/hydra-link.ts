@@ -19,13 +19,21 @@ export function hydraDocumentationLink(
   services: readonly { errorFormat?: string; prefixes?: string[] }[],
 ): Middleware {
   // The longest prefix a path is under decides, as for error formats (a service may sit below another's prefix).
+  // Each mount's header and the start of the paths below it, worked out once.
   const mounts = services
-    .flatMap((s) => (s.prefixes ?? []).map((prefix) => ({ prefix, hydra: s.errorFormat === 'hydra' })))
+    .flatMap((s) =>
+      (s.prefixes ?? []).map((prefix) => ({
+        prefix,
+        below: `${prefix.replace(/\/$/, '')}/`,
+        link: s.errorFormat === 'hydra' ? apiDocumentationLink(publicUrl, prefix) : undefined,
+      })),
+    )
     .sort((a, b) => b.prefix.length - a.prefix.length);
-  if (!mounts.some((m) => m.hydra)) return (_ctx, next) => next();
-  return async (ctx, next) => {
-    const mount = mounts.find((m) => ctx.path === m.prefix || ctx.path.startsWith(`${m.prefix.replace(/\/$/, '')}/`));
-    if (mount?.hydra) ctx.set('Link', apiDocumentationLink(publicUrl, mount.prefix));
-    await next();
+  if (!mounts.some((m) => m.link)) return (_ctx, next) => next();
+  return (ctx, next) => {
+    const path = ctx.path;
+    const mount = mounts.find((m) => path === m.prefix || path.startsWith(m.below));
+    if (mount?.link) ctx.set('Link', mount.link);
+    return next();
   };
 }

@@ -37,7 +37,7 @@ export function listFilters(query: readonly string[], pageParam?: string): strin
 }
 
 /** `hydra:search`: an IRI template over the list's filters. */
-function searchTemplate(req: RequestView, filters: readonly string[]) {
+export function searchTemplate(req: Pick<RequestView, 'path'>, filters: readonly string[]) {
   return {
     '@type': 'hydra:IriTemplate',
     'hydra:template': `${req.path}{?${filters.join(',')}}`,
