@@ -15,7 +15,7 @@ import { listSumups } from '../../shared/tracking/sumups/read.ts';
 import type { AppContext } from '../context.ts';
 import type { ApiRouter } from '../http/route.ts';
 import { activityDocument, activitySchema, activityView, listQuery } from './activity-schemas.ts';
-import { DEFAULT_PAGE_SIZE, dateFilterOf, listFilterOf, MAX_PAGE_SIZE, orderOf } from './schemas.ts';
+import { dateFilterOf, listFilterOf, orderOf, pagingShape } from './schemas.ts';
 import { idParams, trackingResource } from './tracking-resource.ts';
 import { sumupFilterOf, sumupSchema, listQuery as sumupsQuery, sumupView } from './user-sumups.ts';
 
@@ -44,13 +44,7 @@ const cursorQuery = {
     })
     .optional()
     .meta({ description: 'where the page starts: the value `hydra:next` carries; none for the newest' }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE_SIZE)
-    .default(DEFAULT_PAGE_SIZE)
-    .meta({ description: `1 to ${MAX_PAGE_SIZE}` }),
+  limit: pagingShape.limit,
 };
 const keysetQuery = z.object(cursorQuery);
 
