@@ -21,6 +21,20 @@ async function athlete(): Promise<TrackingTestUser> {
   return u;
 }
 
+/** `count` tracking users made in the database (that many accounts through the API would be slow): their ids. */
+async function usersInDatabase(count: number, prefix: string): Promise<string[]> {
+  const accounts = await db
+    .insertInto('accounts')
+    .values(Array.from({ length: count }, (_, i) => ({ email: `${prefix}-${i}@example.com`, password_hash: null })))
+    .returning(['id', 'ldid'])
+    .execute();
+  await db
+    .insertInto('tracking_users')
+    .values(accounts.map((a) => ({ id: a.ldid, account_id: a.id })))
+    .execute();
+  return accounts.map((a) => a.ldid);
+}
+
 async function share(owner: TrackingTestUser, friend: TrackingTestUser) {
   const res = await api.call('POST', '/share_users', owner, { body: { user: me(friend) } });
   if (res.status !== 201) throw new Error(`POST /share_users: ${res.status} ${JSON.stringify(res.body)}`);
@@ -146,22 +160,7 @@ test('bad input: oneself, an unknown user, a user being deleted, twice (409 nami
 
 test(`a user shares with at most ${MAX_SHARES_GIVEN} users: 409 beyond`, async (t) => {
   const [owner, last] = [await athlete(), await athlete()];
-  // The users shared with, made in the database: that many accounts through the API would be slow.
-  const accounts = await db
-    .insertInto('accounts')
-    .values(
-      Array.from({ length: MAX_SHARES_GIVEN }, (_, i) => ({
-        email: `limit-${owner.ldid}-${i}@example.com`,
-        password_hash: null,
-      })),
-    )
-    .returning(['id', 'ldid'])
-    .execute();
-  const others = accounts.map((a) => a.ldid);
-  await db
-    .insertInto('tracking_users')
-    .values(accounts.map((a) => ({ id: a.ldid, account_id: a.id })))
-    .execute();
+  const others = await usersInDatabase(MAX_SHARES_GIVEN, `limit-${owner.ldid}`);
   await db
     .insertInto('share_users')
     .values(others.map((friend_id) => ({ user_id: owner.ldid, friend_id })))
@@ -287,24 +286,10 @@ test("a friend's route answers only that friend's activities: another user's id 
 
 test(`a user accepts at most ${MAX_SHARES_ACCEPTED} shares at once: 409 beyond`, async (t) => {
   const [reader, last] = [await athlete(), await athlete()];
-  // The users sharing with the reader, made in the database: that many accounts through the API would be slow.
-  const accounts = await db
-    .insertInto('accounts')
-    .values(
-      Array.from({ length: MAX_SHARES_ACCEPTED }, (_, i) => ({
-        email: `followed-${reader.ldid}-${i}@example.com`,
-        password_hash: null,
-      })),
-    )
-    .returning(['id', 'ldid'])
-    .execute();
-  await db
-    .insertInto('tracking_users')
-    .values(accounts.map((a) => ({ id: a.ldid, account_id: a.id })))
-    .execute();
+  const sharing = await usersInDatabase(MAX_SHARES_ACCEPTED, `followed-${reader.ldid}`);
   await db
     .insertInto('share_users')
-    .values(accounts.map((a) => ({ user_id: a.ldid, friend_id: reader.ldid, status: 'accepted' as const })))
+    .values(sharing.map((id) => ({ user_id: id, friend_id: reader.ldid, status: 'accepted' as const })))
     .execute();
   const { id } = await share(last, reader);
   const refused = await answer(reader, id, 'accepted');
@@ -313,7 +298,7 @@ test(`a user accepts at most ${MAX_SHARES_ACCEPTED} shares at once: 409 beyond`,
   t.is((await answer(reader, id, 'refused')).status, 200, 'refusing is always possible');
   await db
     .deleteFrom('share_users')
-    .where('user_id', '=', accounts[0]?.ldid as string)
+    .where('user_id', '=', sharing[0] as string)
     .execute();
   t.is((await answer(reader, id, 'accepted')).status, 200);
 });

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { ACTIVITY_LIMITS, summariesFromJson } from '../../shared/tracking/activities/content.ts';
 import { findActivityContent } from '../../shared/tracking/activities/content-read.ts';
 import { DuplicateActivityError, type DuplicatePolicy } from '../../shared/tracking/activities/duplicates.ts';
-import { ACTIVITY_ORDERS, listActivities } from '../../shared/tracking/activities/list.ts';
+import { listActivities } from '../../shared/tracking/activities/list.ts';
 import {
   type ActivityInput,
   createActivity,
@@ -35,6 +35,7 @@ import {
 import {
   ACTIVITIES_PATH,
   activityDocument,
+  activityFilterOf,
   activitySchema,
   activityView,
   createBody,
@@ -43,7 +44,6 @@ import {
   updateBody,
 } from './activity-schemas.ts';
 import { jobAcceptedResponse } from './jobs.ts';
-import { dateFilterOf, listFilterOf, orderOf } from './schemas.ts';
 import { trackingResource } from './tracking-resource.ts';
 
 /**
@@ -161,20 +161,7 @@ export function activitiesResource(router: ApiRouter, app: AppContext): void {
       query: listQuery,
       handler: async ({ query, ctx, caller: user, principal }) => {
         const found = await app.reads.read(principal.accountId, ({ db }) =>
-          listActivities(
-            db,
-            user.id,
-            {
-              users: listFilterOf<string>(query, 'user'),
-              sports: listFilterOf<number>(query, 'sport'),
-              startdate: dateFilterOf(query, 'startdate'),
-              createdAt: dateFilterOf(query, 'createdAt'),
-              updatedAt: dateFilterOf(query, 'updatedAt'),
-              trackFlag: query.trackFlag,
-              order: orderOf(query, ctx.querystring, ACTIVITY_ORDERS),
-            },
-            query,
-          ),
+          listActivities(db, user.id, activityFilterOf(query, ctx.querystring), query),
         );
         return { ...found, page: query.page, limit: query.limit };
       },

@@ -7,7 +7,7 @@ import type { ActivityContent } from '../../shared/tracking/activities/data.ts';
 import { DUPLICATE_POLICIES } from '../../shared/tracking/activities/duplicates.ts';
 import { activityFields } from '../../shared/tracking/activities/fields.ts';
 import { jsonWithStreamsChunks } from '../../shared/tracking/activities/json.ts';
-import { ACTIVITY_ORDERS } from '../../shared/tracking/activities/list.ts';
+import { ACTIVITY_ORDERS, type ActivityFilter } from '../../shared/tracking/activities/list.ts';
 import { deviceReferenceId } from '../../shared/tracking/devices/reported.ts';
 import { MAX_EQUIPMENTS_PER_ACTIVITY } from '../../shared/tracking/gear/activity-gear.ts';
 import { TRACKING_PREFIX } from '../../shared/tracking/iri.ts';
@@ -15,13 +15,16 @@ import { MAX_MAP_HIDDEN_ENDS, VISIBILITIES } from '../../shared/tracking/sharing
 import type { HydraView } from '../http/formats/format.ts';
 import { contextIri, itemIri } from '../http/formats/hydra.ts';
 import {
+  dateFilterOf,
   dateFilterShape,
   dateTime,
   dateTimeOut,
   integerIriOf,
   integerRefOf,
   iriOf,
+  listFilterOf,
   listFilterShape,
+  orderOf,
   orderShape,
   pagingShape,
   refOf,
@@ -361,6 +364,19 @@ export const listQuery = z.object({
   ...orderShape(ACTIVITY_ORDERS),
   ...pagingShape,
 });
+
+/** The activity list's filter from its parsed query (the caller's list and a friend's). */
+export function activityFilterOf(query: z.output<typeof listQuery>, querystring: string): ActivityFilter {
+  return {
+    users: listFilterOf<string>(query, 'user'),
+    sports: listFilterOf<number>(query, 'sport'),
+    startdate: dateFilterOf(query, 'startdate'),
+    createdAt: dateFilterOf(query, 'createdAt'),
+    updatedAt: dateFilterOf(query, 'updatedAt'),
+    trackFlag: query.trackFlag,
+    order: orderOf(query, querystring, ACTIVITY_ORDERS),
+  };
+}
 
 /** The query parameter of both creates that decides what a duplicate gets (docs/tracking-activities.md, "Duplicates"). */
 export const duplicatesQuery = {

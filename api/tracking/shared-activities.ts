@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { ActivityRow } from '../../shared/db/schema/tracking.ts';
 import { notFoundError } from '../../shared/errors.ts';
-import { ACTIVITY_ORDERS } from '../../shared/tracking/activities/list.ts';
 import { decodeCursor } from '../../shared/tracking/sharing/cursor.ts';
 import { acceptedShareOwner, sharersOf, viewerOf } from '../../shared/tracking/sharing/share-users.ts';
 import {
@@ -14,8 +13,8 @@ import {
 import { listSumups } from '../../shared/tracking/sumups/read.ts';
 import type { AppContext } from '../context.ts';
 import type { ApiRouter } from '../http/route.ts';
-import { activityDocument, activitySchema, activityView, listQuery } from './activity-schemas.ts';
-import { dateFilterOf, listFilterOf, orderOf, pagingShape } from './schemas.ts';
+import { activityDocument, activityFilterOf, activitySchema, activityView, listQuery } from './activity-schemas.ts';
+import { pagingShape } from './schemas.ts';
 import { idParams, trackingResource } from './tracking-resource.ts';
 import { sumupFilterOf, sumupSchema, listQuery as sumupsQuery, sumupView } from './user-sumups.ts';
 
@@ -88,20 +87,7 @@ export function sharedActivitiesResource(router: ApiRouter, app: AppContext): vo
       handler: async ({ params, query, ctx, caller, principal }) => {
         const owner = await friendOf(caller.id, params.friend_ldid);
         const found = await app.reads.read(principal.accountId, ({ db }) =>
-          listSharedActivities(
-            db,
-            owner,
-            {
-              users: listFilterOf<string>(query, 'user'),
-              sports: listFilterOf<number>(query, 'sport'),
-              startdate: dateFilterOf(query, 'startdate'),
-              createdAt: dateFilterOf(query, 'createdAt'),
-              updatedAt: dateFilterOf(query, 'updatedAt'),
-              trackFlag: query.trackFlag,
-              order: orderOf(query, ctx.querystring, ACTIVITY_ORDERS),
-            },
-            query,
-          ),
+          listSharedActivities(db, owner, activityFilterOf(query, ctx.querystring), query),
         );
         return { ...found, page: query.page, limit: query.limit };
       },
