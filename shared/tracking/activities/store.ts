@@ -82,7 +82,7 @@ export interface VisibilityChoice {
 }
 
 /** What a PUT may change; absent members keep their value. */
-export interface ActivityChanges {
+export interface ActivityChanges extends VisibilityChoice {
   name?: string | null;
   comment?: string | null;
   tags?: string[] | null;
@@ -93,9 +93,6 @@ export interface ActivityChanges {
   equipmentIds?: string[];
   /** The `dataSummaries` (replace them). */
   summaries?: Map<number, number>;
-  visibility?: Visibility;
-  mapVisibility?: Visibility;
-  mapHiddenEnds?: number;
 }
 
 const notFound = (id: string) => notFoundError(`No activity ${id}`);
@@ -190,7 +187,6 @@ async function insertActivity(
   const keep = input.duplicates === 'keep';
   const sha256 = probe.fileSha256 === null ? null : Buffer.from(probe.fileSha256);
   const gear = newActivityGear(callerId, content, input.equipmentIds);
-  const shown = input.visibility ?? {};
   const result = await sql<ActivityRow>`
     with g as (${gear.cte}), a as (
       insert into activities (id, user_id, sport_id, user_device_id, connector_id, name, startdate, duration,
@@ -205,9 +201,9 @@ async function insertActivity(
         ${derived.latitude}::float8, ${derived.longitude}::float8, ${derived.elevation}::float8, ${FIRST_VERSION}::int,
         ${sha256}::bytea, ${keep}, ${moving.moving_time}::int, ${JSON.stringify(moving.pauses)}::jsonb,
         ${moving.moving_speed_avg}::float8, ${moving.moving_pace}::float8, ${gear.ids},
-        coalesce(${shown.visibility ?? null}::text, u.default_visibility),
-        coalesce(${shown.mapVisibility ?? null}::text, u.default_map_visibility),
-        coalesce(${shown.mapHiddenEnds ?? null}::int, u.default_map_hidden_ends)
+        coalesce(${input.visibility?.visibility ?? null}::text, u.default_visibility),
+        coalesce(${input.visibility?.mapVisibility ?? null}::text, u.default_map_visibility),
+        coalesce(${input.visibility?.mapHiddenEnds ?? null}::int, u.default_map_hidden_ends)
       from tracking_users u
       where u.id = ${callerId} and ${gear.found} and (${device}::text is null
           or exists (select 1 from user_devices where id = ${device}::text and user_id = ${callerId}))
