@@ -76,14 +76,19 @@ export function processCpuMs(pid: number): number | undefined {
 
 const CLOCK_TICKS = 100;
 
+/** Per database (or all): each backend's CPU when last seen, and what the backends gone since had used. */
+const seenBackends = new Map<string, { last: Map<number, number>; gone: number }>();
+
 /**
  * CPU time (ms) of the local processes named `postgres`: all of them, or only the backends
  * serving `database` (their process title names it). The machine may run other work on the same
- * or other PostgreSQL servers (test suites): give the database to leave it out.
+ * or other PostgreSQL servers (test suites): give the database to leave it out. The total never
+ * goes down: a backend that exits (a pool closing an idle connection) keeps the CPU it was last
+ * seen with, so a slice's difference is not negative.
  */
 export function postgresCpuMs(database?: string): number | undefined {
   try {
-    let total = 0;
+    const now = new Map<number, number>();
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
@@ -94,8 +99,15 @@ export function postgresCpuMs(database?: string): number | undefined {
       } catch {
         continue;
       }
-      total += processCpuMs(Number(entry)) ?? 0;
+      now.set(Number(entry), processCpuMs(Number(entry)) ?? 0);
     }
+    const key = database ?? '';
+    const seen = seenBackends.get(key) ?? { last: new Map(), gone: 0 };
+    // Gone, or its pid taken by a new backend (less CPU than the old one had).
+    for (const [pid, cpu] of seen.last) if ((now.get(pid) ?? -1) < cpu) seen.gone += cpu;
+    seenBackends.set(key, { last: now, gone: seen.gone });
+    let total = seen.gone;
+    for (const cpu of now.values()) total += cpu;
     return total;
   } catch {
     return undefined;
