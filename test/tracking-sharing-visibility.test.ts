@@ -11,6 +11,7 @@ import {
   trimTrackEnds,
   VISIBILITIES,
   type Viewer,
+  visibilitiesSeenBy,
 } from '../shared/tracking/sharing/visibility.ts';
 
 // The rules of who sees what (shared/tracking/sharing/visibility.ts), without HTTP.
@@ -20,6 +21,7 @@ test('an activity is seen by its owner always, by followers when followers or pu
   t.deepEqual(seen('owner'), ['private', 'followers', 'public']);
   t.deepEqual(seen('follower'), ['followers', 'public']);
   t.deepEqual(seen('public'), ['public']);
+  for (const viewer of ['owner', 'follower', 'public'] as const) t.deepEqual(visibilitiesSeenBy(viewer), seen(viewer));
 });
 
 test('the map is never wider than the activity', (t) => {

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { copyBinaryRows, literal } from '../../db/copy-binary.ts';
 import { type Db, poolOf } from '../../db/database.ts';
-import type { ActivityRow } from '../../db/schema/tracking.ts';
+import type { ActivityRow, Visibility } from '../../db/schema/tracking.ts';
 import { notFoundError } from '../../errors.ts';
 import { channelFromBytes, int4ArrayFromBinary, trackFromWkb } from './binary.ts';
 import type { ActivityContent, Datastream } from './data.ts';
@@ -21,38 +21,51 @@ const TRACK_ROW = -1;
 const ELAPSED_ROW = -2;
 
 /**
- * The streams of activity `id` (of `ownerId` only, when given) as one binary COPY: its rows are
- * (tag, bytes), the track as WKB (`ST_AsBinary`), the elapsed seconds as `array_send`, each
- * channel's own bytes. Not one byte of them is text-encoded on the way (copy-binary.ts).
+ * The streams of activity `id` as one binary COPY (only when its row matches `only`, when given):
+ * its rows are (tag, bytes), the track as WKB (`ST_AsBinary`), the elapsed seconds as
+ * `array_send`, each channel's own bytes. Not one byte of them is text-encoded on the way
+ * (copy-binary.ts).
  */
-function streamsQuery(id: string, ownerId: string | undefined): string {
+function streamsQuery(id: string, only: ContentFilter): string {
   const activity = literal(id);
-  const owned =
-    ownerId === undefined
-      ? ''
-      : ` and exists (select from activities o where o.id = ${activity} and o.user_id = ${literal(ownerId)})`;
-  return `select ${TRACK_ROW}, ST_AsBinary(t.track) from activity_tracks t where t.activity_id = ${activity}${owned}
-    union all select ${ELAPSED_ROW}, array_send(d.elapsed) from activity_datastreams d where d.activity_id = ${activity}${owned}
-    union all select c.datatype_id, c."values" from activity_stream_channels c where c.activity_id = ${activity}${owned}`;
+  const conditions = [
+    ...(only.ownerId === undefined ? [] : [`o.user_id = ${literal(only.ownerId)}`]),
+    ...(only.visibilities === undefined ? [] : [`o.visibility in (${only.visibilities.map(literal).join(', ')})`]),
+  ];
+  const matching = conditions.length
+    ? ` and exists (select from activities o where o.id = ${activity} and ${conditions.join(' and ')})`
+    : '';
+  return `select ${TRACK_ROW}, ST_AsBinary(t.track) from activity_tracks t where t.activity_id = ${activity}${matching}
+    union all select ${ELAPSED_ROW}, array_send(d.elapsed) from activity_datastreams d where d.activity_id = ${activity}${matching}
+    union all select c.datatype_id, c."values" from activity_stream_channels c where c.activity_id = ${activity}${matching}`;
+}
+
+/** Which activity rows a read may answer: the owner's, of these visibilities (another user's reads). */
+interface ContentFilter {
+  ownerId?: string | undefined;
+  visibilities?: readonly Visibility[] | undefined;
 }
 
 /**
  * An activity and its content (streams as typed arrays), whoever owns it: for the jobs (records,
  * thumbnails, exports). Undefined when there is no such activity; with `ownerId`, also when it
- * belongs to someone else. `db` must be one createDb made (the streams are read with COPY).
+ * belongs to someone else; with `visibilities`, also when it is not of one of them (nothing of a
+ * hidden activity's streams is read). `db` must be one createDb made (the streams are read with COPY).
  */
 export async function readActivityContent(
   db: Db,
   id: string,
   ownerId?: string,
+  visibilities?: readonly Visibility[],
 ): Promise<{ row: ActivityRow; content: ActivityContent } | undefined> {
   let main = db.selectFrom('activities').selectAll().where('id', '=', id);
   if (ownerId !== undefined) main = main.where('user_id', '=', ownerId);
+  if (visibilities !== undefined) main = main.where('visibility', 'in', visibilities);
   // Streams never change after the creation, so reading them beside the row (two connections,
   // in parallel) cannot mix two versions of an activity.
   const [row, streams] = await Promise.all([
     main.executeTakeFirst(),
-    copyBinaryRows(poolOf(db), streamsQuery(id, ownerId)),
+    copyBinaryRows(poolOf(db), streamsQuery(id, { ownerId, visibilities })),
   ]);
   if (!row) return undefined;
   const datastream: Datastream = emptyDatastream();

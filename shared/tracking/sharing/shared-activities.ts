@@ -7,7 +7,7 @@ import { readActivityContent } from '../activities/content-read.ts';
 import type { ActivityContent } from '../activities/data.ts';
 import { type ActivityFilter, activitiesQuery } from '../activities/list.ts';
 import { encodeCursor, type Position } from './cursor.ts';
-import { contentForViewer, rowForViewer, seesActivity, type Viewer } from './visibility.ts';
+import { contentForViewer, rowForViewer, type Viewer, visibilitiesSeenBy } from './visibility.ts';
 
 /**
  * Other users' activities as a follower or the public sees them (docs/tracking-sharing-users.md):
@@ -46,8 +46,9 @@ export async function findSharedActivity(
   viewer: Exclude<Viewer, 'owner'>,
   id: string,
 ): Promise<{ row: ActivityRow; content: ActivityContent }> {
-  const found = await readActivityContent(db, id, ownerId);
-  if (!found || !seesActivity(found.row.visibility, viewer)) throw notFound(id);
+  // Filtered in the statements: nothing of a hidden activity's streams is read.
+  const found = await readActivityContent(db, id, ownerId, visibilitiesSeenBy(viewer));
+  if (!found) throw notFound(id);
   return contentForViewer(found, viewer);
 }
 

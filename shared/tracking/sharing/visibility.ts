@@ -26,6 +26,11 @@ export function seesActivity(visibility: Visibility, viewer: Viewer): boolean {
   return viewer === 'owner' || RANK[visibility] >= NEEDED[viewer];
 }
 
+/** The visibilities of the activities `viewer` sees. */
+export function visibilitiesSeenBy(viewer: Viewer): Visibility[] {
+  return VISIBILITIES.filter((v) => seesActivity(v, viewer));
+}
+
 /** The map is never shown wider than the activity itself: the narrower of the two. */
 export function effectiveMapVisibility(row: Pick<ActivityRow, 'visibility' | 'map_visibility'>): Visibility {
   return RANK[row.map_visibility] <= RANK[row.visibility] ? row.map_visibility : row.visibility;
