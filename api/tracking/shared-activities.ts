@@ -52,8 +52,6 @@ const keysetAnswer = (found: KeysetPage<ActivityRow>, limit: number) => ({
   items: found.items,
   page: 1,
   limit,
-  // The cursor pages: it is no filter of hydra:search.
-  pageParam: 'cursor',
   keyset: { param: 'cursor', next: found.next },
 });
 

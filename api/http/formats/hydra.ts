@@ -92,7 +92,8 @@ export function hydraSerializer(view: AnyHydraView, query: readonly string[] = [
       if (page.items instanceof SerializedItems) throw new Error('Hydra lists need items, not serialized JSON');
       const at = (n: number) => `${req.path}?${pageQuery(req, n, page.limit, page.pageParam)}`;
       const last = lastPage(page);
-      const filters = listFilters(query, page.pageParam);
+      // The page number's or the cursor's parameter is no filter.
+      const filters = listFilters(query, page.keyset?.param ?? page.pageParam);
       return {
         '@context': contextIri(view),
         '@id': req.path,
