@@ -55,8 +55,7 @@ const keysetAnswer = (found: KeysetPage<ActivityRow>, limit: number) => ({
   keyset: { param: 'cursor', next: found.next },
 });
 
-const detail = (jsonLd: boolean) => (found: unknown) =>
-  activityDocument(found as Parameters<typeof activityDocument>[0], jsonLd);
+const detail = (jsonLd: boolean) => (found: Parameters<typeof activityDocument>[0]) => activityDocument(found, jsonLd);
 const documents = { 'application/ld+json': detail(true), 'application/json': detail(false) };
 
 const notFriend = (ldid: string) => notFoundError(`No user ${ldid} shares their activities with you`);
